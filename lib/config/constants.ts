@@ -1,0 +1,60 @@
+/**
+ * The fixed reliability constants of DESIGN §2, in one place.
+ *
+ * These are module constants, never source settings: every source gets the same retry, heartbeat
+ * and freshness behaviour, so an operator can reason about any run with the same numbers. Every
+ * other timing value in the system (Lambda timeout, SQS visibility timeout, reaper cadence) is
+ * derived from these below, so changing one keeps the others consistent.
+ */
+export const RELIABILITY = {
+  /** 1 + 4 retries, in memory: transient faults heal inside one invocation. */
+  attemptsPerRequest: 5,
+  /** Full-jitter exponential backoff base: the n-th retry waits up to base × 2^(n-1). */
+  backoffBaseMs: 1_000,
+  /** Stays below the 90 s silence threshold, so a sleeping worker still heartbeats in time. */
+  backoffCapMs: 60_000,
+  /**
+   * Longer waits (a large Retry-After, a rate-limit window) are not slept: the page is deferred
+   * through the queue, which frees the worker slot instead of burning Lambda time.
+   */
+  maxInlineWaitMs: 60_000,
+  /** Longest SQS DelaySeconds (900 s); longer deferrals use an EventBridge Scheduler one-time schedule. */
+  maxQueueDelayMs: 900_000,
+  /** Heartbeat from a timer independent of the retry loop: a long in-attempt pause must not look like death. */
+  heartbeatIntervalMs: 30_000,
+  /** Three missed beats: rides out GC pauses, reclaims a stuck run in 1–2 minutes. */
+  silenceThresholdMs: 90_000,
+  /** Cursors and catalogs older than this are stale: discard them and restart from scratch. */
+  checkpointFreshnessMs: 6 * 60 * 60 * 1_000,
+  /**
+   * A run whose worker dies this many times is a crash loop, not bad luck: it ends `failed` with
+   * `restart_limit`. Three lets a run survive two unrelated crashes (a deploy, an OOM) but stops a
+   * poison page within ~5 minutes of reaper ticks instead of burning Lambda time forever.
+   */
+  maxRestartsPerRun: 3,
+  /** The reaper runs on this cadence (EventBridge Scheduler `rate(1 minute)`). */
+  reaperIntervalMs: 60_000,
+  /** Items above this size are dead-lettered: DynamoDB's item limit is 400 KB, keys and metadata included. */
+  maxItemBytes: 350 * 1_024,
+  /** Attempts per message before SQS moves it to the page DLQ (redrive). */
+  maxReceiveCount: 5,
+} as const;
+
+/**
+ * The worst stretch one page may spend in its retry loop: every attempt waiting the cap. The
+ * worker's Lambda timeout must exceed this plus the time to load and commit a page.
+ */
+export const WORST_RETRY_STRETCH_MS = (RELIABILITY.attemptsPerRequest - 1) * RELIABILITY.backoffCapMs;
+
+/** Lambda timeout of the page worker: the worst retry stretch plus two minutes to load and commit. */
+export const WORKER_TIMEOUT_SECONDS = Math.ceil(WORST_RETRY_STRETCH_MS / 1_000) + 120;
+
+/**
+ * SQS visibility timeout of the page queue: at least six times the function timeout, as AWS
+ * recommends for event source mappings, so a message is not redelivered while a slow but healthy
+ * invocation still holds it.
+ */
+export const PAGE_QUEUE_VISIBILITY_SECONDS = 6 * WORKER_TIMEOUT_SECONDS;
+
+/** Retention of the page DLQ: the SQS maximum, 14 days, so an operator back from a weekend still finds it. */
+export const PAGE_DLQ_RETENTION_SECONDS = 14 * 24 * 60 * 60;

@@ -1,0 +1,84 @@
+import type { z } from 'zod';
+import type { Classification } from '../retry/errors.js';
+
+/**
+ * What a connector declares about its source (DESIGN §8). The engine's resume and continuation
+ * decisions read it; nothing else about a source is hard-coded in the core.
+ */
+export interface ConnectorManifest {
+  /** Registry name, referenced by sources: `github-issues`, `rest-json`. */
+  readonly name: string;
+  /** What one entity is: `issue`, `record`. */
+  readonly entityType: string;
+  /**
+   * True when the stream is globally ordered by modification time (so an incremental run can
+   * resume from its checkpoint). May depend on the config, see {@link Connector.manifestFor}.
+   */
+  readonly orderedByModifiedTime: boolean;
+  /** True when the next cursor can be computed without the page's response (page-number pagination). */
+  readonly cursorComputableWithoutResponse: boolean;
+}
+
+/** Resolves a secret reference (an SSM parameter or Secrets Manager name) to its value. */
+export type SecretResolver = (reference: string) => Promise<string>;
+
+/** What a connector may use while fetching. Connectors never touch DynamoDB, SQS or the retry loop. */
+export interface ConnectorContext {
+  /** The HTTP client (injected so tests and the benchmark can count or fake requests). */
+  readonly fetch: typeof fetch;
+  readonly secrets: SecretResolver;
+  /** Incremental runs: only entities modified at or after this ISO time. Null: everything. */
+  readonly since: string | null;
+  readonly signal?: AbortSignal;
+}
+
+/** One fetched page. */
+export interface FetchedPage {
+  /** Raw records as the source sent them; {@link Connector.normalize} turns each into an entity. */
+  readonly items: unknown[];
+  /** Cursor of the next page; null when this was the last. */
+  readonly nextCursor: string | null;
+  /** Total entities when the source tells (GitHub's `rel="last"`, a `total` field). */
+  readonly total?: number | null;
+}
+
+/** A harvested entity, ready to store. */
+export interface Entity {
+  /** The source's id, unique within the source. */
+  readonly id: string;
+  /**
+   * The source's modification time (ISO 8601) or revision; compared as a string, so ISO times
+   * must be in one fixed format (UTC, same precision). Loads never put an older version over a newer one.
+   */
+  readonly version: string;
+  readonly data: Record<string, unknown>;
+}
+
+/** Result of normalizing one raw record. */
+export type Normalized =
+  | { readonly ok: true; readonly entity: Entity }
+  | { readonly ok: false; readonly reason: string; readonly ref: string | null };
+
+/**
+ * A connector: a zod-validated config plus four operations (DESIGN §8). `Config` is the parsed
+ * config type of the connector's own schema.
+ */
+export interface Connector<Config = unknown> {
+  readonly manifest: ConnectorManifest;
+  readonly configSchema: z.ZodType<Config>;
+  /** The manifest as it applies to one config (for example, `rest-json`'s `ordered` flag). */
+  manifestFor(config: Config): ConnectorManifest;
+  /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
+  fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
+  /** Fetches one entity by id (used by retry-failed runs); throws a classified error when it cannot. */
+  fetchItem(config: Config, id: string, ctx: ConnectorContext): Promise<unknown>;
+  /** Turns a raw record into an entity, or names why it is invalid. */
+  normalize(config: Config, raw: unknown): Normalized;
+  /** Classifies any error thrown by fetchPage / fetchItem. */
+  classify(error: unknown): Classification;
+  /**
+   * The cursor after `cursor` without its response; only when the manifest says it is
+   * computable. Lets a run skip a dead-lettered page and continue.
+   */
+  nextCursorWithoutResponse?(config: Config, cursor: string | null): string | null;
+}

@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A running AWS endpoint for local work: one this process started, or one it was given. */
+export interface Emulator {
+  readonly endpoint: string;
+  /** True when this process started moto and will stop it. */
+  readonly owned: boolean;
+  stop(): Promise<void>;
+}
+
+/** Raised when no endpoint is configured and moto cannot be started. */
+export class EmulatorError extends Error {
+  override readonly name = 'EmulatorError';
+}
+
+export const MOTO_INSTALL_HINT =
+  'moto_server was not found: install it with `pip install "moto[server]==5.2.1"`, or set AWS_ENDPOINT_URL to a running emulator';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+// Runs moto under two guards. A watchdog exits when our stdin pipe closes, so moto dies with this
+// process even when it is SIGKILLed and no cleanup code runs. And DynamoDB requests are
+// serialized: moto evaluates a ConditionExpression and applies the update without a lock, so two
+// concurrent conditional writes can both pass — real DynamoDB never lets them. Other services
+// stay concurrent (SQS long polls must not block the emulator).
+const WATCHDOG = `
+import os, sys, threading
+def watch():
+    sys.stdin.read()
+    os._exit(0)
+threading.Thread(target=watch, daemon=True).start()
+host, port = sys.argv[1], int(sys.argv[2])
+os.environ.setdefault("MOTO_PORT", str(port))
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+        with lock:
+            return list(app(environ, start_response))
+    return app(environ, start_response)
+run_simple(host, port, serialized, threaded=True)
+`;
+
+function commandExists(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+function spawnMoto(port: number): ChildProcess {
+  const python = process.env.HARVESTER_PYTHON ?? 'python3';
+  if (!commandExists('moto_server')) throw new EmulatorError(MOTO_INSTALL_HINT);
+  const canImport = spawnSync(python, ['-c', 'import moto.server'], { stdio: 'ignore' }).status === 0;
+  const child = canImport
+    ? spawn(python, ['-c', WATCHDOG, '127.0.0.1', String(port)], { stdio: ['pipe', 'ignore', 'pipe'] })
+    : spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['pipe', 'ignore', 'pipe'] });
+  child.stderr?.resume();
+  return child;
+}
+
+async function waitUntilAnswering(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new EmulatorError(`moto_server exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(`${endpoint}/moto-api/`);
+      await response.arrayBuffer();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new EmulatorError(`moto_server did not answer at ${endpoint} within ${timeoutMs} ms`);
+}
+
+/**
+ * Returns the AWS endpoint to use: `AWS_ENDPOINT_URL` when set (LocalStack, a moto started by
+ * hand), otherwise a fresh `moto_server` on a free loopback port that {@link Emulator.stop}
+ * ends. The moto process also ends by itself if this process dies.
+ */
+export async function startEmulator(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { port?: number } = {},
+): Promise<Emulator> {
+  const given = env.AWS_ENDPOINT_URL;
+  if (given) return { endpoint: given, owned: false, stop: async () => {} };
+  const port = options.port ?? (await freePort());
+  const endpoint = `http://127.0.0.1:${port}`;
+  const child = spawnMoto(port);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  try {
+    await waitUntilAnswering(endpoint, child, 30_000);
+  } catch (error) {
+    kill();
+    throw error;
+  }
+  return {
+    endpoint,
+    owned: true,
+    async stop() {
+      process.removeListener('exit', kill);
+      child.stdin?.end();
+      child.kill('SIGTERM');
+      const timer = setTimeout(kill, 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

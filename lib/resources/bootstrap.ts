@@ -1,0 +1,132 @@
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
+import { CreateEventBusCommand, ResourceAlreadyExistsException } from '@aws-sdk/client-eventbridge';
+import { ConflictException, CreateScheduleGroupCommand } from '@aws-sdk/client-scheduler';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { AwsClients } from '../aws/clients.js';
+import type { ResourceNames } from '../config/env.js';
+import { PAGE_QUEUE, type QueueDefinition, type TableDefinition, tablesWithNames } from './definitions.js';
+
+/** Concrete addresses of the resources, as the handlers need them. */
+export interface ResolvedResources {
+  readonly names: ResourceNames;
+  readonly pageQueueUrl: string;
+  readonly pageQueueArn: string;
+  readonly pageDlqUrl: string;
+  readonly pageDlqArn: string;
+}
+
+/** Options for {@link bootstrapResources}. */
+export interface BootstrapOptions {
+  /** Override queue attributes, e.g. a short visibility timeout in a redrive test. */
+  readonly queue?: Partial<QueueDefinition>;
+}
+
+/** Builds the CreateTable input of a table definition (on-demand billing, all GSIs projecting ALL). */
+export function createTableInput(name: string, def: TableDefinition): CreateTableCommandInput {
+  const keys = [def.partitionKey, def.sortKey, ...def.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  const attributes = new Map<string, string>();
+  for (const key of keys) if (key) attributes.set(key.name, key.type);
+  return {
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType: AttributeType as 'S' | 'N',
+    })),
+    KeySchema: [
+      { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+      ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),
+    ],
+    ...(def.indexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: def.indexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+              ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+}
+
+async function ensureTable(clients: AwsClients, name: string, def: TableDefinition): Promise<void> {
+  try {
+    await clients.dynamo.send(new CreateTableCommand(createTableInput(name, def)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  // Emulators create tables synchronously; real DynamoDB needs a moment.
+  for (let i = 0; i < 60; i++) {
+    const { Table } = await clients.dynamo.send(new DescribeTableCommand({ TableName: name }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  throw new Error(`table ${name} did not become ACTIVE`);
+}
+
+async function queueArn(clients: AwsClients, url: string): Promise<string> {
+  const { Attributes } = await clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${url} has no ARN`);
+  return arn;
+}
+
+/**
+ * Creates Harvester's tables, queues, event bus and schedule group in an emulator (or any
+ * account, for a quick trial), idempotently. Production uses the CDK stack, built from the same
+ * definitions.
+ */
+export async function bootstrapResources(
+  clients: AwsClients,
+  names: ResourceNames,
+  options: BootstrapOptions = {},
+): Promise<ResolvedResources> {
+  const queue = { ...PAGE_QUEUE, ...options.queue };
+  await Promise.all(tablesWithNames(names).map(({ name, def }) => ensureTable(clients, name, def)));
+
+  const dlq = await clients.sqs.send(
+    new CreateQueueCommand({
+      QueueName: names.pageDlq,
+      Attributes: { MessageRetentionPeriod: String(queue.dlqRetentionSeconds) },
+    }),
+  );
+  const pageDlqUrl = dlq.QueueUrl!;
+  const pageDlqArn = await queueArn(clients, pageDlqUrl);
+  const pages = await clients.sqs.send(
+    new CreateQueueCommand({
+      QueueName: names.pageQueue,
+      Attributes: {
+        VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(queue.messageRetentionSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: pageDlqArn,
+          maxReceiveCount: queue.maxReceiveCount,
+        }),
+      },
+    }),
+  );
+  const pageQueueUrl = pages.QueueUrl!;
+  const pageQueueArn = await queueArn(clients, pageQueueUrl);
+
+  try {
+    await clients.events.send(new CreateEventBusCommand({ Name: names.eventBus }));
+  } catch (error) {
+    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+  }
+  try {
+    await clients.scheduler.send(new CreateScheduleGroupCommand({ Name: names.scheduleGroup }));
+  } catch (error) {
+    if (!(error instanceof ConflictException)) throw error;
+  }
+  return { names, pageQueueUrl, pageQueueArn, pageDlqUrl, pageDlqArn };
+}

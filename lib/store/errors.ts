@@ -1,0 +1,91 @@
+/**
+ * The store's own errors. Callers never see `ConditionalCheckFailedException`: each refused
+ * conditional write is translated into what it means for the run, which decides the caller's
+ * behaviour (drop the message, stop the worker, answer 409).
+ */
+export class StoreError extends Error {
+  override readonly name: string = 'StoreError';
+  constructor(
+    message: string,
+    readonly context: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** No run with that id. */
+export class RunNotFoundError extends StoreError {
+  override readonly name = 'RunNotFoundError';
+}
+
+/** The write carried an old epoch: the reaper has re-armed the run and this worker is a zombie. */
+export class RunFencedError extends StoreError {
+  override readonly name = 'RunFencedError';
+}
+
+/** The run was cancelled; the worker must stop and never resume it. */
+export class RunCancelledError extends StoreError {
+  override readonly name = 'RunCancelledError';
+}
+
+/** The run already ended (succeeded or failed); nothing may change it any more. */
+export class RunFinishedError extends StoreError {
+  override readonly name = 'RunFinishedError';
+}
+
+/** The run is not in a state that allows the write (for example a commit on a queued run). */
+export class RunStateError extends StoreError {
+  override readonly name = 'RunStateError';
+}
+
+/** The page was already committed: a duplicate or redelivered message. Acknowledge and drop it. */
+export class DuplicatePageError extends StoreError {
+  override readonly name = 'DuplicatePageError';
+}
+
+/** The page is ahead of the run's next expected page: a message from a lineage that does not exist. */
+export class PageOutOfOrderError extends StoreError {
+  override readonly name = 'PageOutOfOrderError';
+}
+
+/** A run with that id already exists. */
+export class RunExistsError extends StoreError {
+  override readonly name = 'RunExistsError';
+}
+
+/** No source with that id. */
+export class SourceNotFoundError extends StoreError {
+  override readonly name = 'SourceNotFoundError';
+}
+
+/** The source already has an active run; `activeRunId` names it (the API answers 409 with it). */
+export class SourceBusyError extends StoreError {
+  override readonly name = 'SourceBusyError';
+  constructor(
+    readonly sourceId: string,
+    readonly activeRunId: string,
+  ) {
+    super(`source ${sourceId} already has an active run ${activeRunId}`, { sourceId, activeRunId });
+  }
+}
+
+/** Release of a source lock by a run that does not hold it. */
+export class LockNotHeldError extends StoreError {
+  override readonly name = 'LockNotHeldError';
+}
+
+/** True for the SDK's refused-condition error, by name, so both the raw and the document client match. */
+export function isConditionFailure(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/** The per-operation reasons of a cancelled transaction, or undefined for any other error. */
+export function transactionReasons(error: unknown): (string | undefined)[] | undefined {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+  if (reasons) return reasons.map((r) => r.Code);
+  // Some emulators only put the reasons in the message: "... [ConditionalCheckFailed, None]".
+  const match = /\[([^\]]*)\]/.exec(error.message);
+  return match?.[1]?.split(',').map((code) => code.trim());
+}

@@ -1,0 +1,27 @@
+/** One page of a listing, with an opaque cursor for the next page (absent at the end). */
+export interface Page<T> {
+  readonly items: T[];
+  readonly cursor: string | undefined;
+}
+
+/** Raised for a cursor that was not produced by {@link encodeCursor}. */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+}
+
+/** Encodes DynamoDB's LastEvaluatedKey as an opaque URL-safe cursor. */
+export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
+  return key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
+}
+
+/** Decodes a cursor from {@link encodeCursor}; a tampered one fails with {@link InvalidCursorError}. */
+export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidCursorError('the pagination cursor is not valid');
+}

@@ -1,0 +1,32 @@
+import type { Checkpoint, ResumeRecord, RunFailure, RunMode, RunState, SyncRun } from '../run/model.js';
+
+/** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
+export function toSyncRun(item: Record<string, unknown>): SyncRun {
+  const progress = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
+  return {
+    runId: item.runId as string,
+    sourceId: item.sourceId as string,
+    mode: item.mode as RunMode,
+    params: (item.params ?? {}) as Record<string, unknown>,
+    paramsHash: item.paramsHash as string,
+    state: item.state as RunState,
+    epoch: item.epoch as number,
+    nextPage: item.nextPage as number,
+    checkpoint: (item.checkpoint ?? null) as Checkpoint | null,
+    progress: {
+      processed: progress.processed ?? 0,
+      total: progress.total ?? null,
+      pages: progress.pages ?? 0,
+    },
+    errorCount: (item.errorCount ?? 0) as number,
+    heartbeatAt: item.heartbeatAt as number,
+    deferredUntil: (item.deferredUntil ?? null) as number | null,
+    restarts: (item.restarts ?? 0) as number,
+    resume: item.resume as ResumeRecord,
+    failure: (item.failure ?? null) as RunFailure | null,
+    createdAt: item.createdAt as number,
+    startedAt: (item.startedAt ?? null) as number | null,
+    finishedAt: (item.finishedAt ?? null) as number | null,
+    updatedAt: item.updatedAt as number,
+  };
+}

@@ -1,0 +1,201 @@
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { RunMode } from '../run/model.js';
+import { isConditionFailure, LockNotHeldError, SourceBusyError, SourceNotFoundError } from './errors.js';
+import { decodeCursor, encodeCursor, type Page } from './paging.js';
+
+/** A recurring schedule that starts runs of a source. */
+export interface SourceSchedule {
+  /** An EventBridge Scheduler expression: `rate(1 hour)`, `cron(0 3 * * ? *)`. */
+  readonly expression: string;
+  readonly mode: RunMode;
+}
+
+/** A configured source. Secrets are references (SSM / Secrets Manager names), never values. */
+export interface SourceRecord {
+  readonly sourceId: string;
+  readonly connector: string;
+  readonly config: Record<string, unknown>;
+  readonly schedules: SourceSchedule[];
+  /** Hash of connector + config: a run compares it to detect a reconfiguration (`params_changed`). */
+  readonly configHash: string;
+  /** Committed incremental watermark: moves only when an incremental run succeeds. */
+  readonly watermark: string | null;
+  /** The one active run (the per-source lock), if any. */
+  readonly activeRunId: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** What an administrator sets on a source. */
+export interface SourceDefinition {
+  readonly sourceId: string;
+  readonly connector: string;
+  readonly config: Record<string, unknown>;
+  readonly schedules: SourceSchedule[];
+  readonly configHash: string;
+}
+
+function toSource(item: Record<string, unknown>): SourceRecord {
+  return {
+    sourceId: item.sourceId as string,
+    connector: item.connector as string,
+    config: (item.config ?? {}) as Record<string, unknown>,
+    schedules: (item.schedules ?? []) as SourceSchedule[],
+    configHash: item.configHash as string,
+    watermark: (item.watermark ?? null) as string | null,
+    activeRunId: (item.activeRunId ?? null) as string | null,
+    createdAt: item.createdAt as number,
+    updatedAt: item.updatedAt as number,
+  };
+}
+
+/** The Sources repository, including the one-active-run-per-source lock (DESIGN §4.5). */
+export class SourceStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  /**
+   * Creates or reconfigures a source. Only the definition's attributes are set, so the watermark
+   * and the lock survive a reconfiguration. Returns the stored source and whether it was new.
+   */
+  async put(definition: SourceDefinition, now: number): Promise<{ source: SourceRecord; created: boolean }> {
+    const { Attributes } = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { sourceId: definition.sourceId },
+        UpdateExpression:
+          'SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :now, createdAt = if_not_exists(createdAt, :now)',
+        ExpressionAttributeValues: {
+          ':connector': definition.connector,
+          ':config': definition.config,
+          ':schedules': definition.schedules,
+          ':hash': definition.configHash,
+          ':now': now,
+        },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    const source = toSource({
+      ...Attributes,
+      ...definition,
+      updatedAt: now,
+      createdAt: Attributes?.createdAt ?? now,
+    });
+    return { source, created: Attributes === undefined };
+  }
+
+  async get(sourceId: string): Promise<SourceRecord | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { sourceId }, ConsistentRead: true }),
+    );
+    return Item ? toSource(Item) : undefined;
+  }
+
+  async require(sourceId: string): Promise<SourceRecord> {
+    const source = await this.get(sourceId);
+    if (!source) throw new SourceNotFoundError(`source ${sourceId} not found`, { sourceId });
+    return source;
+  }
+
+  /** Sources a page at a time (a scan: the table holds configuration, not data). */
+  async list(options: { limit?: number; cursor?: string } = {}): Promise<Page<SourceRecord>> {
+    const { Items = [], LastEvaluatedKey } = await this.doc.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        Limit: options.limit ?? 50,
+        ExclusiveStartKey: decodeCursor(options.cursor),
+      }),
+    );
+    return { items: Items.map(toSource), cursor: encodeCursor(LastEvaluatedKey) };
+  }
+
+  /** Deletes a source; refused with {@link SourceBusyError} while it has an active run. */
+  async delete(sourceId: string): Promise<SourceRecord> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { sourceId },
+          ConditionExpression: 'attribute_exists(sourceId) AND attribute_not_exists(activeRunId)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return toSource(Attributes ?? {});
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw await this.explainLockRefusal(sourceId, error);
+    }
+  }
+
+  /** Takes the source's lock for `runId`; a held lock fails with {@link SourceBusyError} naming its holder. */
+  async acquireLock(sourceId: string, runId: string, now: number): Promise<void> {
+    try {
+      await this.doc.send(new UpdateCommand(SourceStore.acquireUpdate(this.tableName, sourceId, runId, now)));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw await this.explainLockRefusal(sourceId, error);
+    }
+  }
+
+  /** The lock update, shared with the create-run transaction. */
+  static acquireUpdate(tableName: string, sourceId: string, runId: string, now: number) {
+    return {
+      TableName: tableName,
+      Key: { sourceId },
+      UpdateExpression: 'SET activeRunId = :runId, lockedAt = :now',
+      ConditionExpression: 'attribute_exists(sourceId) AND attribute_not_exists(activeRunId)',
+      ExpressionAttributeValues: { ':runId': runId, ':now': now },
+    };
+  }
+
+  /** Releases the lock; only its holder may ({@link LockNotHeldError} otherwise). */
+  async releaseLock(sourceId: string, runId: string, watermark?: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand(SourceStore.releaseUpdate(this.tableName, sourceId, runId, watermark)),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const source = await this.get(sourceId);
+      throw new LockNotHeldError(`run ${runId} does not hold the lock of source ${sourceId}`, {
+        sourceId,
+        runId,
+        holder: source?.activeRunId ?? null,
+      });
+    }
+  }
+
+  /** The release update (optionally committing a new watermark), shared with the finish transaction. */
+  static releaseUpdate(tableName: string, sourceId: string, runId: string, watermark?: string) {
+    return {
+      TableName: tableName,
+      Key: { sourceId },
+      UpdateExpression: `REMOVE activeRunId, lockedAt${watermark === undefined ? '' : ' SET watermark = :watermark'}`,
+      ConditionExpression: 'activeRunId = :runId',
+      ExpressionAttributeValues: {
+        ':runId': runId,
+        ...(watermark === undefined ? {} : { ':watermark': watermark }),
+      },
+    };
+  }
+
+  /** Names why a lock condition failed: the source is missing, or busy with a named run. */
+  async explainLockRefusal(sourceId: string, cause?: unknown): Promise<Error> {
+    const source = await this.get(sourceId);
+    if (!source) return new SourceNotFoundError(`source ${sourceId} not found`, { sourceId }, { cause });
+    if (source.activeRunId) return new SourceBusyError(sourceId, source.activeRunId);
+    return new LockNotHeldError(
+      `the lock of source ${sourceId} changed concurrently`,
+      { sourceId },
+      { cause },
+    );
+  }
+}

@@ -1,0 +1,450 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { ACTIVE_SHARD, INDEX } from '../resources/definitions.js';
+import type { Checkpoint, ResumeRecord, RunFailure, RunMode, SyncRun } from '../run/model.js';
+import {
+  DuplicatePageError,
+  isConditionFailure,
+  PageOutOfOrderError,
+  RunCancelledError,
+  RunExistsError,
+  RunFencedError,
+  RunFinishedError,
+  RunNotFoundError,
+  RunStateError,
+  type StoreError,
+} from './errors.js';
+import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { toSyncRun } from './run-item.js';
+
+/** What a new run starts with. */
+export interface NewRun {
+  readonly runId: string;
+  readonly sourceId: string;
+  readonly mode: RunMode;
+  readonly params: Record<string, unknown>;
+  readonly paramsHash: string;
+  readonly resume: ResumeRecord;
+  readonly now: number;
+}
+
+/** One page's completion: moves checkpoint, nextPage and heartbeat and adds to the counters, at once. */
+export interface PageCommit {
+  readonly runId: string;
+  readonly epoch: number;
+  /** The page being committed; must equal the run's `nextPage`. */
+  readonly page: number;
+  readonly checkpoint: Omit<Checkpoint, 'page' | 'at'>;
+  readonly processed: number;
+  readonly errors: number;
+  /** Total entities, when the source tells. */
+  readonly total?: number | null;
+  readonly now: number;
+}
+
+/** A fence: the reaper's re-arming of a run under a new epoch. */
+export interface Fence {
+  readonly runId: string;
+  /** The epoch the reaper read; the fence fails if another reaper got there first. */
+  readonly epoch: number;
+  readonly resume: ResumeRecord;
+  /** Start again from page 1 with zeroed counters (the checkpoint attribute itself is kept). */
+  readonly reset: boolean;
+  /** Count this fence against the run's restart budget (a crash), or not (a lost first message). */
+  readonly countRestart: boolean;
+  readonly now: number;
+}
+
+/** Parts of the store's update expressions shared by several intents. */
+export const RUN_CONDITIONS = {
+  runningAtEpoch: 'attribute_exists(runId) AND #state = :running AND epoch = :epoch',
+} as const;
+
+/**
+ * The SyncRun repository: the only code that knows the table's keys and conditions. Every
+ * write is one conditional `UpdateItem` on named attributes (never a whole-item put after
+ * creation), so no write can erase what another wrote — in particular the checkpoint, which
+ * only {@link SyncRunStore.commitPage} moves.
+ */
+export class SyncRunStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  /** Stores a new queued run (epoch 1, page 1 next). Fails with {@link RunExistsError} on a reused id. */
+  async create(run: NewRun): Promise<SyncRun> {
+    const item = SyncRunStore.newItem(run);
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(runId)',
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error))
+        throw new RunExistsError(`run ${run.runId} exists`, { runId: run.runId });
+      throw error;
+    }
+    return toSyncRun(item);
+  }
+
+  /** The item a new run is stored as; also used inside the create-and-lock transaction. */
+  static newItem(run: NewRun): Record<string, unknown> {
+    return {
+      runId: run.runId,
+      sourceId: run.sourceId,
+      mode: run.mode,
+      params: run.params,
+      paramsHash: run.paramsHash,
+      state: 'queued',
+      epoch: 1,
+      nextPage: 1,
+      progress: { processed: 0, total: null, pages: 0 },
+      errorCount: 0,
+      heartbeatAt: run.now,
+      restarts: 0,
+      resume: run.resume,
+      createdAt: run.now,
+      updatedAt: run.now,
+      activeShard: ACTIVE_SHARD,
+    };
+  }
+
+  /** The run, read strongly consistent, or undefined. */
+  async get(runId: string): Promise<SyncRun | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { runId }, ConsistentRead: true }),
+    );
+    return Item ? toSyncRun(Item) : undefined;
+  }
+
+  /** The run, or {@link RunNotFoundError}. */
+  async require(runId: string): Promise<SyncRun> {
+    const run = await this.get(runId);
+    if (!run) throw new RunNotFoundError(`run ${runId} not found`, { runId });
+    return run;
+  }
+
+  /** queued → running, by the worker that takes page 1 at the run's current epoch. */
+  async start(runId: string, epoch: number, now: number): Promise<void> {
+    await this.update(
+      runId,
+      {
+        UpdateExpression: 'SET #state = :running, startedAt = :now, heartbeatAt = :now, updatedAt = :now',
+        ConditionExpression: 'attribute_exists(runId) AND #state = :queued AND epoch = :epoch',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':queued': 'queued',
+          ':epoch': epoch,
+          ':now': now,
+        },
+      },
+      { epoch },
+    );
+  }
+
+  /** Proof of life from the worker holding `epoch`; fails once the run was fenced, cancelled or ended. */
+  async heartbeat(runId: string, epoch: number, now: number): Promise<void> {
+    await this.update(
+      runId,
+      {
+        UpdateExpression: 'SET heartbeatAt = :now, updatedAt = :now',
+        ConditionExpression: RUN_CONDITIONS.runningAtEpoch,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':running': 'running', ':epoch': epoch, ':now': now },
+      },
+      { epoch },
+    );
+  }
+
+  /**
+   * Commits one complete page (DESIGN §4.1): checkpoint, nextPage, heartbeat and the counters in
+   * one conditional write on state, epoch and nextPage. A duplicate or stale message fails the
+   * condition, so it can never count twice or enqueue a successor.
+   */
+  async commitPage(c: PageCommit): Promise<void> {
+    const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
+    const setTotal = c.total !== undefined && c.total !== null;
+    await this.update(
+      c.runId,
+      {
+        UpdateExpression: `${[
+          'SET checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now, updatedAt = :now',
+          '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
+          'errorCount = errorCount + :errors',
+          ...(setTotal ? ['#progress.#total = :total'] : []),
+        ].join(', ')} REMOVE deferredUntil`,
+        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
+        ExpressionAttributeNames: {
+          '#state': 'state',
+          '#progress': 'progress',
+          '#processed': 'processed',
+          '#pages': 'pages',
+          ...(setTotal ? { '#total': 'total' } : {}),
+        },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':epoch': c.epoch,
+          ':page': c.page,
+          ':following': c.page + 1,
+          ':checkpoint': checkpoint,
+          ':processed': c.processed,
+          ':errors': c.errors,
+          ':one': 1,
+          ':now': c.now,
+          ...(setTotal ? { ':total': c.total } : {}),
+        },
+      },
+      { epoch: c.epoch, page: c.page },
+    );
+  }
+
+  /** Records a planned pause so the reaper does not mistake it for a crash. */
+  async defer(runId: string, epoch: number, page: number, until: number, now: number): Promise<void> {
+    await this.update(
+      runId,
+      {
+        UpdateExpression: 'SET deferredUntil = :until, heartbeatAt = :now, updatedAt = :now',
+        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':epoch': epoch,
+          ':page': page,
+          ':until': until,
+          ':now': now,
+        },
+      },
+      { epoch, page },
+    );
+  }
+
+  /**
+   * Re-arms an active run under epoch + 1 and records the verdict. Any write of the previous
+   * epoch's worker fails from now on. Two reapers fencing at once: one wins, the other gets
+   * {@link RunFencedError}. Returns the new epoch.
+   */
+  async fence(f: Fence): Promise<number> {
+    const resetParts = f.reset ? ', nextPage = :first, #progress = :zero, errorCount = :none' : '';
+    await this.update(
+      f.runId,
+      {
+        UpdateExpression:
+          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, restarts = restarts + :restart${resetParts}` +
+          ' REMOVE deferredUntil',
+        ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch',
+        ExpressionAttributeNames: {
+          '#state': 'state',
+          '#resume': 'resume',
+          ...(f.reset ? { '#progress': 'progress' } : {}),
+        },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':running': 'running',
+          ':queued': 'queued',
+          ':epoch': f.epoch,
+          ':resume': f.resume,
+          ':now': f.now,
+          ':restart': f.countRestart ? 1 : 0,
+          ...(f.reset ? { ':first': 1, ':zero': { processed: 0, total: null, pages: 0 }, ':none': 0 } : {}),
+        },
+      },
+      { epoch: f.epoch },
+    );
+    return f.epoch + 1;
+  }
+
+  /** Parts of the finish update, shared with the transaction that also releases the source lock. */
+  static finishUpdate(
+    runId: string,
+    finish: {
+      epoch: number | null;
+      state: 'succeeded' | 'failed';
+      failure?: RunFailure;
+      resume?: ResumeRecord;
+      now: number;
+    },
+  ) {
+    // A failure may end a run that never started (a crash loop on page 1), so `failed` also
+    // accepts queued; success requires the running worker's epoch.
+    const states = finish.state === 'failed' ? '#state IN (:running, :queued)' : '#state = :running';
+    const epochCondition = finish.epoch === null ? '' : ' AND epoch = :epoch';
+    return {
+      Key: { runId },
+      UpdateExpression:
+        'SET #state = :final, finishedAt = :now, updatedAt = :now' +
+        (finish.failure ? ', failure = :failure' : '') +
+        (finish.resume ? ', #resume = :resume' : '') +
+        ' REMOVE activeShard, deferredUntil',
+      ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
+      ExpressionAttributeNames: { '#state': 'state', ...(finish.resume ? { '#resume': 'resume' } : {}) },
+      ExpressionAttributeValues: {
+        ':final': finish.state,
+        ':running': 'running',
+        ':now': finish.now,
+        ...(finish.state === 'failed' ? { ':queued': 'queued' } : {}),
+        ...(finish.epoch === null ? {} : { ':epoch': finish.epoch }),
+        ...(finish.failure ? { ':failure': finish.failure } : {}),
+        ...(finish.resume ? { ':resume': finish.resume } : {}),
+      },
+    };
+  }
+
+  /** Ends the run (without touching the source lock; see `RunLifecycle.finish` for the usual path). */
+  async finish(
+    runId: string,
+    finish: {
+      epoch: number | null;
+      state: 'succeeded' | 'failed';
+      failure?: RunFailure;
+      resume?: ResumeRecord;
+      now: number;
+    },
+  ): Promise<void> {
+    const { Key: _key, ...update } = SyncRunStore.finishUpdate(runId, finish);
+    await this.update(runId, update, { epoch: finish.epoch ?? undefined });
+  }
+
+  /** Parts of the cancel update, shared with the transaction that also releases the source lock. */
+  static cancelUpdate(runId: string, now: number) {
+    return {
+      Key: { runId },
+      UpdateExpression:
+        'SET #state = :cancelled, finishedAt = :now, updatedAt = :now REMOVE activeShard, deferredUntil',
+      ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':cancelled': 'cancelled',
+        ':queued': 'queued',
+        ':running': 'running',
+        ':now': now,
+      },
+    };
+  }
+
+  /** queued/running → cancelled (without touching the source lock; see `RunLifecycle.cancel`). */
+  async cancel(runId: string, now: number): Promise<void> {
+    const { Key: _key, ...update } = SyncRunStore.cancelUpdate(runId, now);
+    await this.update(runId, update, {});
+  }
+
+  /** Runs of a source, newest first, a page at a time. */
+  async listBySource(
+    sourceId: string,
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<Page<SyncRun>> {
+    const { Items = [], LastEvaluatedKey } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: INDEX.runsBySource,
+        KeyConditionExpression: 'sourceId = :sourceId',
+        ExpressionAttributeValues: { ':sourceId': sourceId },
+        ScanIndexForward: false,
+        Limit: options.limit ?? 50,
+        ExclusiveStartKey: decodeCursor(options.cursor),
+      }),
+    );
+    return { items: Items.map(toSyncRun), cursor: encodeCursor(LastEvaluatedKey) };
+  }
+
+  /**
+   * Active runs whose last heartbeat is older than `silentSince`, from the sparse active index.
+   * Deferred runs whose pause has not ended are left out. The index is eventually consistent:
+   * the reaper re-reads each candidate before acting.
+   */
+  async listSilent(silentSince: number, now: number): Promise<SyncRun[]> {
+    const runs: SyncRun[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: INDEX.activeRuns,
+          KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
+          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :now',
+          ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince, ':now': now },
+          ExclusiveStartKey: start,
+        }),
+      );
+      runs.push(...(page.Items ?? []).map(toSyncRun));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return runs;
+  }
+
+  /** Every active run (for operators and tests). */
+  async listActive(): Promise<SyncRun[]> {
+    return this.listSilent(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  }
+
+  private async update(
+    runId: string,
+    update: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>,
+    expected: { epoch?: number | undefined; page?: number },
+  ): Promise<void> {
+    try {
+      await this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: { runId }, ...update }));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw await this.explainRefusal(runId, expected, error);
+    }
+  }
+
+  /**
+   * Reads the run after a refused condition and names the reason. Order matters: a cancelled
+   * run is reported as cancelled even to a zombie, so every worker learns to stop for good.
+   */
+  async explainRefusal(
+    runId: string,
+    expected: { epoch?: number | undefined; page?: number },
+    cause?: unknown,
+  ): Promise<StoreError> {
+    const run = await this.get(runId);
+    const context = {
+      runId,
+      ...expected,
+      ...(run ? { state: run.state, epoch: run.epoch, nextPage: run.nextPage } : {}),
+    };
+    if (!run) return new RunNotFoundError(`run ${runId} not found`, context, { cause });
+    if (run.state === 'cancelled')
+      return new RunCancelledError(`run ${runId} was cancelled`, context, { cause });
+    if (expected.epoch !== undefined && run.epoch !== expected.epoch) {
+      return new RunFencedError(
+        `run ${runId} moved to epoch ${run.epoch}; epoch ${expected.epoch} is fenced`,
+        context,
+        {
+          cause,
+        },
+      );
+    }
+    if (run.state === 'succeeded' || run.state === 'failed') {
+      return new RunFinishedError(`run ${runId} already ${run.state}`, context, { cause });
+    }
+    if (expected.page !== undefined && run.state === 'running') {
+      if (run.nextPage > expected.page) {
+        return new DuplicatePageError(`page ${expected.page} of run ${runId} is already committed`, context, {
+          cause,
+        });
+      }
+      if (run.nextPage < expected.page) {
+        return new PageOutOfOrderError(
+          `run ${runId} expects page ${run.nextPage}, not ${expected.page}`,
+          context,
+          {
+            cause,
+          },
+        );
+      }
+    }
+    return new RunStateError(`run ${runId} is ${run.state}; the write does not apply`, context, { cause });
+  }
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { type AwsClients, createAwsClients } from '../../lib/aws/clients.js';
+import { type ResourceNames, resourceNamesFor } from '../../lib/config/env.js';
+import {
+  type BootstrapOptions,
+  bootstrapResources,
+  type ResolvedResources,
+} from '../../lib/resources/bootstrap.js';
+
+export const TEST_REGION = 'us-east-1';
+
+/** Everything an integration test needs: clients on the emulator and its own freshly created resources. */
+export interface TestAws {
+  readonly endpoint: string;
+  readonly clients: AwsClients;
+  readonly prefix: string;
+  readonly names: ResourceNames;
+  readonly resources: ResolvedResources;
+}
+
+/**
+ * Creates uniquely prefixed tables and queues for one test file, so files can run in parallel
+ * against one emulator.
+ */
+export async function setUpTestAws(hint: string, options: BootstrapOptions = {}): Promise<TestAws> {
+  const endpoint = inject('awsEndpoint');
+  const clients = createAwsClients({ region: TEST_REGION, endpoint });
+  const prefix = `t-${hint}-${randomBytes(3).toString('hex')}`;
+  const names = resourceNamesFor(prefix);
+  const resources = await bootstrapResources(clients, names, options);
+  return { endpoint, clients, prefix, names, resources };
+}
