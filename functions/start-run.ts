@@ -1,0 +1,4 @@
+/** Lambda entry point; the lead engineer replaces this placeholder with the real thin handler. */
+export const handler = async (): Promise<never> => {
+  throw new Error('start-run: not implemented yet');
+};
