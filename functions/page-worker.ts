@@ -1,4 +1,38 @@
-/** Lambda entry point; the lead engineer replaces this placeholder with the real thin handler. */
-export const handler = async (): Promise<never> => {
-  throw new Error('page-worker: not implemented yet');
-};
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import middy from '@middy/core';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaEngine } from '../lib/engine/lambda.js';
+import { handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
+
+const deps = lambdaEngine();
+const sqs = new SQSClient({});
+const processor = new BatchProcessor(EventType.SQS);
+
+/** A failed record comes back after a short growing delay instead of the queue's long visibility timeout. */
+async function processRecord(record: SQSRecord): Promise<void> {
+  try {
+    await handlePageRecord(deps, record);
+  } catch (error) {
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
+    await sqs
+      .send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: process.env.PAGE_QUEUE_URL,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: redeliveryDelaySeconds(receiveCount),
+        }),
+      )
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Page worker: one SQS batch of page messages, answered with a partial batch response. */
+export const handler = middy(async (event: SQSEvent, context: Context) => {
+  try {
+    return await processPartialResponse(event, processRecord, processor, { context });
+  } finally {
+    deps.metrics.flush();
+  }
+});

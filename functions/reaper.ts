@@ -1,4 +1,16 @@
-/** Lambda entry point; the lead engineer replaces this placeholder with the real thin handler. */
-export const handler = async (): Promise<never> => {
-  throw new Error('reaper: not implemented yet');
-};
+import middy from '@middy/core';
+import { lambdaEngine } from '../lib/engine/lambda.js';
+import { reap } from '../lib/engine/reaper.js';
+
+const deps = lambdaEngine();
+
+/** Reaper: invoked every minute by EventBridge Scheduler; resumes, restarts or fails silent runs. */
+export const handler = middy(async () => {
+  try {
+    const report = await reap(deps);
+    deps.logger.info('reaper pass', { examined: report.examined, actions: report.actions });
+    return report;
+  } finally {
+    deps.metrics.flush();
+  }
+});

@@ -74,8 +74,12 @@ export interface Connector<Config = unknown> {
   fetchItem(config: Config, id: string, ctx: ConnectorContext): Promise<unknown>;
   /** Turns a raw record into an entity, or names why it is invalid. */
   normalize(config: Config, raw: unknown): Normalized;
-  /** Classifies any error thrown by fetchPage / fetchItem. */
-  classify(error: unknown): Classification;
+  /**
+   * Classifies any error thrown by fetchPage / fetchItem. `now` (epoch ms, default `Date.now()`)
+   * turns absolute waits (an HTTP-date `Retry-After`, a rate-limit reset time) into durations;
+   * the engine passes its injected clock so classification stays deterministic in tests.
+   */
+  classify(error: unknown, now?: number): Classification;
   /**
    * The cursor after `cursor` without its response; only when the manifest says it is
    * computable. Lets a run skip a dead-lettered page and continue.

@@ -49,6 +49,28 @@ export class ItemValidationError extends Error {
   override readonly name = 'ItemValidationError';
 }
 
+/**
+ * An error whose class the thrower already knows: a connector that can tell "this will never
+ * work" (no item URL configured, a corrupt cursor) says so instead of relying on a status code.
+ * Modelled on Temporal's `ApplicationFailure` with `nonRetryable`; the default classifier honours it.
+ *
+ * @example
+ * throw new ClassifiedError('permanent', 'retry by id is unavailable: no `itemUrl` configured');
+ */
+export class ClassifiedError extends Error {
+  override readonly name = 'ClassifiedError';
+  /** A wait the thrower asks for before a transient retry. */
+  readonly waitMs: number | undefined;
+  constructor(
+    readonly errorClass: ErrorClass,
+    message: string,
+    options?: { cause?: unknown; waitMs?: number },
+  ) {
+    super(message, options);
+    this.waitMs = options?.waitMs;
+  }
+}
+
 /** A URL without its query string (which may carry tokens) for logs and dead-letter reasons. */
 export function safeUrl(url: string): string {
   try {

@@ -358,10 +358,11 @@ export class SyncRunStore {
 
   /**
    * Active runs whose last heartbeat is older than `silentSince`, from the sparse active index.
-   * Deferred runs whose pause has not ended are left out. The index is eventually consistent:
-   * the reaper re-reads each candidate before acting.
+   * Deferred runs are left out until their pause ended before `silentSince` too, so the worker
+   * that picks the woken page has the same grace as any other. The index is eventually
+   * consistent: the reaper re-reads each candidate before acting.
    */
-  async listSilent(silentSince: number, now: number): Promise<SyncRun[]> {
+  async listSilent(silentSince: number): Promise<SyncRun[]> {
     const runs: SyncRun[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -370,8 +371,8 @@ export class SyncRunStore {
           TableName: this.tableName,
           IndexName: INDEX.activeRuns,
           KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
-          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :now',
-          ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince, ':now': now },
+          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
+          ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince },
           ExclusiveStartKey: start,
         }),
       );
@@ -383,7 +384,7 @@ export class SyncRunStore {
 
   /** Every active run (for operators and tests). */
   async listActive(): Promise<SyncRun[]> {
-    return this.listSilent(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    return this.listSilent(Number.MAX_SAFE_INTEGER);
   }
 
   private async update(

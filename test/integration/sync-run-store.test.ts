@@ -404,12 +404,10 @@ describe('listSilent', () => {
     const deferred = await runningRunWithCheckpoint();
     await runs.defer(deferred.runId, 1, 2, T0 + 1_000_000, T0 + 3);
 
-    const found = (await runs.listSilent(T0 + 100, T0 + 200)).map((r) => r.runId);
+    const found = (await runs.listSilent(T0 + 100)).map((r) => r.runId);
 
     expect(found).toContain(silent.runId);
     expect(found).not.toContain(deferred.runId);
-    expect(await runs.listSilent(T0, T0 + 200)).not.toContainEqual(
-      expect.objectContaining({ runId: silent.runId }),
-    );
+    expect(await runs.listSilent(T0)).not.toContainEqual(expect.objectContaining({ runId: silent.runId }));
   });
 });

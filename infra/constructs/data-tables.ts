@@ -1,0 +1,97 @@
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { type KeyAttribute, TABLES, type TableDefinition } from '../../lib/resources/definitions.js';
+
+/** Props of {@link DataTables}. */
+export interface DataTablesProps {
+  /** Deletion protection on every table; protected tables are also RETAINed when the stack goes. */
+  readonly deletionProtection: boolean;
+}
+
+/** Which table of {@link TABLES}. */
+export type TableKey = keyof typeof TABLES;
+
+function attribute(key: KeyAttribute): dynamodb.Attribute {
+  return {
+    name: key.name,
+    type: key.type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER,
+  };
+}
+
+/**
+ * The four Harvester tables (DESIGN §3), built from `TABLES` in lib/resources/definitions.ts — the
+ * same definitions the local emulator bootstrap creates, so keys and indexes cannot drift apart.
+ *
+ * Every table is on-demand (harvest load is bursty and unpredictable), has point-in-time recovery
+ * (SyncRuns and dead_letters are the durable record of what happened) and AWS-managed KMS
+ * encryption. Logical ids come from the `TABLES` keys, so reordering definitions never replaces a table.
+ */
+export class DataTables extends Construct {
+  readonly syncRuns: dynamodb.Table;
+  readonly sources: dynamodb.Table;
+  readonly deadLetters: dynamodb.Table;
+  readonly items: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: DataTablesProps) {
+    super(scope, id);
+    const make = (key: TableKey): dynamodb.Table => this.table(key, TABLES[key], props.deletionProtection);
+    this.syncRuns = make('syncRuns');
+    this.sources = make('sources');
+    this.deadLetters = make('deadLetters');
+    this.items = make('items');
+  }
+
+  /** All four tables, keyed like {@link TABLES}. */
+  get all(): Record<TableKey, dynamodb.Table> {
+    return {
+      syncRuns: this.syncRuns,
+      sources: this.sources,
+      deadLetters: this.deadLetters,
+      items: this.items,
+    };
+  }
+
+  /**
+   * Grants item-level data access (`grantReadData` / `grantReadWriteData`: no table management,
+   * no wildcard actions). On a table with GSIs the grant necessarily covers `<table>/index/*`, which
+   * is acknowledged here, where the grant is made.
+   */
+  grantData(role: iam.Role, key: TableKey, access: 'read' | 'readWrite'): void {
+    const table = this.all[key];
+    if (access === 'read') table.grantReadData(role);
+    else table.grantReadWriteData(role);
+    const def: TableDefinition = TABLES[key];
+    if (def.indexes.length === 0) return;
+    const logicalId = Stack.of(this).getLogicalId(table.node.defaultChild as dynamodb.CfnTable);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
+      reason:
+        `Queries on the ${key} table's GSIs (${def.indexes.map((i) => i.indexName).join(', ')}) need ` +
+        'index ARNs; "index/*" is scoped to this one table and carries the same data actions.',
+    });
+  }
+
+  private table(key: TableKey, def: TableDefinition, deletionProtection: boolean): dynamodb.Table {
+    const table = new dynamodb.Table(this, key.charAt(0).toUpperCase() + key.slice(1), {
+      partitionKey: attribute(def.partitionKey),
+      sortKey: def.sortKey ? attribute(def.sortKey) : undefined,
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      deletionProtection,
+      timeToLiveAttribute: def.ttlAttribute,
+      removalPolicy: deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    for (const index of def.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: attribute(index.partitionKey),
+        sortKey: index.sortKey ? attribute(index.sortKey) : undefined,
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+}

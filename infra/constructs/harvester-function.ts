@@ -1,0 +1,174 @@
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Architecture, type CfnFunction, type RecursiveLoop, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
+import { type RuntimeEnvironment, toLambdaEnvironment } from '../runtime-environment.js';
+import { SERVICE_NAME } from '../settings.js';
+
+/** Repository root: entry files, package-lock.json and tsconfig.json live there. */
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The Lambda entry points under `functions/`, one thin file per function. */
+export type FunctionEntry = 'page-worker' | 'reaper' | 'dlq-drain' | 'api' | 'start-run';
+
+/**
+ * esbuild emits ESM, and a few CommonJS dependencies still call `require` for Node built-ins;
+ * this shim gives them one. The alias is unusual on purpose: the banner is pasted verbatim above
+ * the bundle, so it must not collide with a top-level name esbuild emits.
+ */
+const REQUIRE_SHIM =
+  "import { createRequire as __harvesterCreateRequire } from 'node:module';" +
+  'const require = __harvesterCreateRequire(import.meta.url);';
+
+/** Props of {@link HarvesterFunction}. */
+export interface HarvesterFunctionProps {
+  /** File under `functions/` without its extension. */
+  readonly entry: FunctionEntry;
+  readonly description: string;
+  readonly timeoutSeconds: number;
+  /** Default 256 MB: the handlers are I/O bound. */
+  readonly memorySize?: number;
+  /** Resource names and settings, as `EnvSchema` in lib/config/env.ts reads them. */
+  readonly environment: RuntimeEnvironment;
+  readonly tracing: boolean;
+  /** Removal policy of the log group, in step with the stack's data protection. */
+  readonly removalPolicy: RemovalPolicy;
+  /** Lambda's own async retries (Scheduler invocations); default 2 as in Lambda. */
+  readonly asyncRetryAttempts?: number;
+  readonly recursiveLoop?: RecursiveLoop;
+}
+
+/**
+ * One Harvester Lambda: Node.js 22 on arm64, bundled locally by esbuild as ESM with source maps,
+ * with an explicit log group (one month) and its own role, which may write only to that log group.
+ * The role deliberately does not use AWSLambdaBasicExecutionRole, whose logs permissions cover
+ * every log group in the account.
+ */
+export class HarvesterFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: HarvesterFunctionProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy,
+    });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of the Harvester ${props.entry} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: `${REPO_ROOT}functions/${props.entry}.ts`,
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+      retryAttempts: props.asyncRetryAttempts,
+      recursiveLoop: props.recursiveLoop,
+      environment: {
+        ...toLambdaEnvironment(props.environment),
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        banner: REQUIRE_SHIM,
+        minify: true,
+        // Error classes are told apart by name (`RunFencedError`, …): keep names through minification.
+        keepNames: true,
+        sourceMap: true,
+        sourceMapMode: SourceMapMode.EXTERNAL,
+        sourcesContent: false,
+        // Pin the SDK the code was tested with instead of the runtime's moving copy.
+        bundleAwsSDK: true,
+        forceDockerBundling: false,
+      },
+    });
+
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'The platform pins Lambda functions to nodejs22.x (DESIGN / deployment brief); moving to a newer ' +
+        'runtime is a deliberate, tested upgrade, not a side effect of a cdk-lib bump.',
+    });
+    if (props.tracing) {
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Added by Lambda active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not ' +
+          'support resource-level permissions, so X-Ray requires Resource "*".',
+      });
+    }
+  }
+
+  /**
+   * Lets a role (a Scheduler execution role) invoke this function. `grantInvoke` also covers the
+   * function's versions and aliases (`<arn>:*`); that finding is acknowledged here, with the grant.
+   */
+  grantInvokeTo(role: iam.Role): void {
+    this.fn.grantInvoke(role);
+    const logicalId = Stack.of(this).getLogicalId(this.fn.node.defaultChild as CfnFunction);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>:*]`,
+      reason:
+        `"${this.fn.node.path}:*" names only the versions and aliases of this one function; ` +
+        'CDK grants them with the function so that invoking a qualified ARN keeps working.',
+    });
+  }
+
+  /**
+   * Lets the function resolve connector secrets, which sources hold only by reference (DESIGN §3):
+   * SSM parameters and Secrets Manager secrets whose names start with `harvester/`.
+   */
+  grantSecretReferences(): void {
+    const stack = Stack.of(this);
+    for (const [service, pattern] of [
+      ['ssm', 'parameter/harvester/*'],
+      ['secretsmanager', 'secret:harvester/*'],
+    ] as const) {
+      Validations.of(this.role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:${service}:<AWS::Region>:<AWS::AccountId>:${pattern}]`,
+        reason:
+          'Sources name their credentials by reference, chosen by the operator at runtime; the grant is ' +
+          `read-only and confined to the "harvester/" name prefix (${service}).`,
+      });
+    }
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ssm:GetParameter'],
+        resources: [stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: 'harvester/*' })],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [
+          stack.formatArn({
+            service: 'secretsmanager',
+            resource: 'secret',
+            resourceName: 'harvester/*',
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+  }
+}

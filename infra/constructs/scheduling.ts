@@ -1,0 +1,153 @@
+import { Aws, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Construct } from 'constructs';
+import type { RuntimeEnvironment } from '../runtime-environment.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../settings.js';
+import type { DataTables } from './data-tables.js';
+import { HarvesterFunction } from './harvester-function.js';
+import type { Messaging } from './messaging.js';
+
+/** Props of {@link Scheduling}. */
+export interface SchedulingProps {
+  readonly tables: DataTables;
+  readonly messaging: Messaging;
+  /** Environment of the functions created here (see `baseEnvironment`). */
+  readonly environment: (scheduleGroupName: string) => RuntimeEnvironment;
+  readonly tracing: boolean;
+  /** Removal policy of the schedule group and the log groups, in step with the tables'. */
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** Schedule operations a function may perform in the Harvester schedule group. */
+export type ScheduleAction = 'Create' | 'Update' | 'Delete' | 'Get';
+
+/**
+ * Harvester's clocks (DESIGN §1, §5): the schedule group that holds deferred-page and per-source
+ * schedules, the role EventBridge Scheduler assumes to run them, the start-run function that
+ * recurring source schedules invoke, and the reaper with its `rate(1 minute)` schedule.
+ *
+ * The reaper's schedule lives in the default group on purpose: functions may create and delete
+ * schedules in the Harvester group, and none of them can ever delete the reaper's clock.
+ */
+export class Scheduling extends Construct {
+  readonly group: scheduler.ScheduleGroup;
+  /** Role that Scheduler assumes: sends deferred pages to the page queue, invokes start-run. */
+  readonly schedulerRole: iam.Role;
+  readonly startRun: HarvesterFunction;
+  readonly reaper: HarvesterFunction;
+  readonly reaperSchedule: scheduler.Schedule;
+
+  constructor(scope: Construct, id: string, props: SchedulingProps) {
+    super(scope, id);
+    const { tables, messaging } = props;
+    // Deleting a group deletes its schedules (every source's recurring start), so it follows the data.
+    this.group = new scheduler.ScheduleGroup(this, 'Group', { removalPolicy: props.removalPolicy });
+    const environment = props.environment(this.group.scheduleGroupName);
+    const common = { environment, tracing: props.tracing, removalPolicy: props.removalPolicy };
+
+    this.startRun = new HarvesterFunction(this, 'StartRun', {
+      ...common,
+      entry: 'start-run',
+      description: 'Harvester: starts a run when a source schedule fires',
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.startRun,
+    });
+    tables.grantData(this.startRun.role, 'syncRuns', 'readWrite');
+    tables.grantData(this.startRun.role, 'sources', 'readWrite');
+    messaging.pageQueue.grantSendMessages(this.startRun.role);
+
+    this.schedulerRole = new iam.Role(this, 'SchedulerRole', {
+      description: 'Assumed by EventBridge Scheduler for Harvester deferred pages and source schedules',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        // Confused-deputy guard: only schedules of the Harvester group in this account. Scheduler sets
+        // aws:SourceArn to the schedule *group* ARN, never to a schedule's.
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': this.group.scheduleGroupArn },
+        },
+      }),
+    });
+    messaging.pageQueue.grantSendMessages(this.schedulerRole);
+    this.startRun.grantInvokeTo(this.schedulerRole);
+
+    this.reaper = new HarvesterFunction(this, 'Reaper', {
+      ...common,
+      entry: 'reaper',
+      description: 'Harvester: every minute, resumes, restarts or fails runs whose heartbeat went silent',
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.reaper,
+      // A failed tick is superseded by the next one a minute later; an async retry would only overlap it.
+      asyncRetryAttempts: 0,
+    });
+    tables.grantData(this.reaper.role, 'syncRuns', 'readWrite');
+    tables.grantData(this.reaper.role, 'sources', 'readWrite');
+    tables.grantData(this.reaper.role, 'deadLetters', 'readWrite');
+    messaging.pageQueue.grantSendMessages(this.reaper.role);
+    messaging.bus.grantPutEventsTo(this.reaper.role);
+
+    const reaperScheduleRole = new iam.Role(this, 'ReaperScheduleRole', {
+      description: 'Assumed by EventBridge Scheduler to invoke the Harvester reaper',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': Aws.ACCOUNT_ID,
+            'aws:SourceArn': Stack.of(this).formatArn({
+              service: 'scheduler',
+              resource: 'schedule-group',
+              resourceName: 'default',
+            }),
+          },
+        },
+      }),
+    });
+    this.reaper.grantInvokeTo(reaperScheduleRole);
+    this.reaperSchedule = new scheduler.Schedule(this, 'ReaperSchedule', {
+      description: 'Harvester reaper tick',
+      schedule: scheduler.ScheduleExpression.rate(Duration.minutes(1)),
+      timeWindow: scheduler.TimeWindow.off(),
+      target: new LambdaInvoke(this.reaper.fn, {
+        // A tick older than a minute is stale: the next one is already due.
+        maxEventAge: Duration.minutes(1),
+        retryAttempts: 2,
+        role: reaperScheduleRole,
+      }),
+    });
+  }
+
+  /**
+   * Grants schedule operations in the Harvester group, and `iam:PassRole` on the Scheduler role
+   * (restricted to Scheduler) whenever the function may create or update schedules.
+   */
+  grantSchedules(fn: HarvesterFunction, actions: readonly ScheduleAction[]): void {
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: actions.map((action) => `scheduler:${action}Schedule`),
+        resources: [this.scheduleArnPattern()],
+      }),
+    );
+    const group = this.group.scheduleGroupName;
+    Validations.of(fn.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${group}/*]`,
+      reason:
+        'Schedule names are chosen at runtime (deterministic per deferred page or per source); the ' +
+        `wildcard is confined to the Harvester schedule group "${group}", which holds nothing else.`,
+    });
+    if (actions.includes('Create') || actions.includes('Update')) {
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['iam:PassRole'],
+          resources: [this.schedulerRole.roleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+        }),
+      );
+    }
+  }
+
+  /** ARN pattern of every schedule in the Harvester group. */
+  private scheduleArnPattern(): string {
+    return Stack.of(this).formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.group.scheduleGroupName}/*`,
+    });
+  }
+}

@@ -1,0 +1,123 @@
+import type { Construct } from 'constructs';
+import { WORKER_TIMEOUT_SECONDS } from '../lib/config/constants.js';
+import type { HarvesterConfig } from '../lib/config/env.js';
+
+/** Log levels the functions accept (`LOG_LEVEL` in lib/config/env.ts). */
+export type LogLevel = HarvesterConfig['logLevel'];
+
+/**
+ * Deployment knobs of the Harvester stack. Each one can be set as a stack prop or as CDK context
+ * (`cdk synth -c harvester:deletionProtection=false`); a prop wins over context, context over the default.
+ */
+export interface HarvesterSettings {
+  /**
+   * Deletion protection on the four tables; when on, tables and the notification key are also
+   * RETAINed if the stack is deleted. Context `harvester:deletionProtection`. Default `true`.
+   */
+  readonly deletionProtection: boolean;
+  /**
+   * Highest number of page-worker invocations the page queue's event source mapping runs at once
+   * (ESM `MaximumConcurrency`, 2–1000). This is the worker's concurrency bound: it is the only
+   * trigger of the worker. Context `harvester:workerMaxConcurrency`. Default `10`.
+   */
+  readonly workerMaxConcurrency: number;
+  /** Per-run page budget (`MAX_PAGES_PER_RUN`). Context `harvester:maxPagesPerRun`. Default `100000`. */
+  readonly maxPagesPerRun: number;
+  /** `LOG_LEVEL` of every function. Context `harvester:logLevel`. Default `INFO`. */
+  readonly logLevel: LogLevel;
+  /** X-Ray active tracing on every function. Context `harvester:tracing`. Default `true`. */
+  readonly tracing: boolean;
+}
+
+/** Defaults of {@link HarvesterSettings}. */
+export const DEFAULT_SETTINGS: HarvesterSettings = {
+  deletionProtection: true,
+  workerMaxConcurrency: 10,
+  maxPagesPerRun: 100_000,
+  logLevel: 'INFO',
+  tracing: true,
+};
+
+/** Context keys of {@link HarvesterSettings}, as written in cdk.json or on the command line. */
+export const SETTINGS_CONTEXT = {
+  deletionProtection: 'harvester:deletionProtection',
+  workerMaxConcurrency: 'harvester:workerMaxConcurrency',
+  maxPagesPerRun: 'harvester:maxPagesPerRun',
+  logLevel: 'harvester:logLevel',
+  tracing: 'harvester:tracing',
+} as const satisfies Record<keyof HarvesterSettings, string>;
+
+/**
+ * Function timeouts. The worker's is derived from the reliability constants (worst retry stretch
+ * plus load and commit); the others are bounded by their trigger.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = {
+  worker: WORKER_TIMEOUT_SECONDS,
+  /** Under the 1-minute tick, so two reaper invocations rarely overlap (fencing makes overlap safe anyway). */
+  reaper: 50,
+  /** A few conditional writes per dead-lettered message; a batch of 10 fits easily. */
+  drain: 60,
+  /** Below the HTTP API's 30 s integration timeout, so API Gateway never answers 503 for a live request. */
+  api: 29,
+  /** One conditional lock, one run row and one queue message. */
+  startRun: 30,
+} as const;
+
+/**
+ * Powertools service name (`POWERTOOLS_SERVICE_NAME`), also the `service` dimension Powertools adds to
+ * every EMF metric; lib/observability uses the same name.
+ */
+export const SERVICE_NAME = 'harvester';
+
+/** Stage throttling of the admin API: an operator surface, not a public one. */
+export const API_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
+
+const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'];
+
+function contextBoolean(value: unknown, key: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`context ${key} must be true or false, got ${String(value)}`);
+}
+
+function contextInteger(value: unknown, key: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`context ${key} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return n;
+}
+
+function contextLogLevel(value: unknown, key: string): LogLevel | undefined {
+  if (value === undefined) return undefined;
+  const level = LOG_LEVELS.find((l) => l === value);
+  if (!level) throw new Error(`context ${key} must be one of ${LOG_LEVELS.join(', ')}, got ${String(value)}`);
+  return level;
+}
+
+/**
+ * Resolves the settings of a stack: explicit props, then CDK context, then {@link DEFAULT_SETTINGS}.
+ * Context values typed on the command line arrive as strings, so they are parsed and validated here.
+ */
+export function resolveSettings(scope: Construct, props: Partial<HarvesterSettings> = {}): HarvesterSettings {
+  const ctx = (key: keyof HarvesterSettings): unknown => scope.node.tryGetContext(SETTINGS_CONTEXT[key]);
+  const k = SETTINGS_CONTEXT;
+  return {
+    deletionProtection:
+      props.deletionProtection ??
+      contextBoolean(ctx('deletionProtection'), k.deletionProtection) ??
+      DEFAULT_SETTINGS.deletionProtection,
+    workerMaxConcurrency:
+      props.workerMaxConcurrency ??
+      contextInteger(ctx('workerMaxConcurrency'), k.workerMaxConcurrency, 2, 1_000) ??
+      DEFAULT_SETTINGS.workerMaxConcurrency,
+    maxPagesPerRun:
+      props.maxPagesPerRun ??
+      contextInteger(ctx('maxPagesPerRun'), k.maxPagesPerRun, 1, Number.MAX_SAFE_INTEGER) ??
+      DEFAULT_SETTINGS.maxPagesPerRun,
+    logLevel: props.logLevel ?? contextLogLevel(ctx('logLevel'), k.logLevel) ?? DEFAULT_SETTINGS.logLevel,
+    tracing: props.tracing ?? contextBoolean(ctx('tracing'), k.tracing) ?? DEFAULT_SETTINGS.tracing,
+  };
+}

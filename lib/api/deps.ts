@@ -1,0 +1,34 @@
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { HarvesterConfig } from '../config/env.js';
+import { LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
+import type { EngineDeps } from '../engine/deps.js';
+import { LOCAL_START_RUN_ARN } from '../local/runtime.js';
+import { SourceSchedules } from '../queue/source-schedules.js';
+
+/**
+ * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the
+ * source schedules. The Lambda, the local dev server and the tests build the same thing.
+ */
+export interface ApiDeps extends EngineDeps {
+  readonly schedules: SourceSchedules;
+}
+
+/**
+ * Adds the source schedules to the engine's dependencies. Targets come from the stack's
+ * environment (`START_RUN_TARGET_ARN`, `SCHEDULER_ROLE_ARN`); on an emulator they default to the
+ * ARNs the local runtime answers.
+ */
+export function createApiDeps(
+  engine: EngineDeps,
+  options: { config: HarvesterConfig; scheduler: SchedulerClient },
+): ApiDeps {
+  const { config, scheduler } = options;
+  return {
+    ...engine,
+    schedules: new SourceSchedules(scheduler, {
+      groupName: config.names.scheduleGroup,
+      targetArn: config.startRunTargetArn ?? LOCAL_START_RUN_ARN,
+      roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+    }),
+  };
+}

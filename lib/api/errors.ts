@@ -1,0 +1,87 @@
+/**
+ * The admin API's own errors: what is wrong with a request before any store is asked. Like
+ * every other error in Harvester they carry context, and {@link problemFor} (problems.ts) is the
+ * only place that turns them, and everyone else's, into an HTTP status.
+ */
+
+/** One field that failed validation: a dot path (`config.pagination.cursorParam`, `limit`) and why. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Where in the request a field lives. */
+export type RequestPart = 'body' | 'query' | 'path';
+
+/** Base of the API's errors. */
+export class ApiError extends Error {
+  override readonly name: string = 'ApiError';
+}
+
+/** A path parameter, query parameter or body field failed its schema. */
+export class RequestValidationError extends ApiError {
+  override readonly name = 'RequestValidationError';
+  constructor(
+    readonly part: RequestPart,
+    readonly errors: readonly FieldError[],
+  ) {
+    const list = errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join('; ');
+    super(
+      `invalid request ${part === 'path' ? 'path' : part === 'query' ? 'query string' : 'body'}: ${list}`,
+    );
+  }
+}
+
+/** The body is not parseable JSON. */
+export class MalformedJsonError extends ApiError {
+  override readonly name = 'MalformedJsonError';
+}
+
+/** The body is larger than the API accepts. */
+export class PayloadTooLargeError extends ApiError {
+  override readonly name = 'PayloadTooLargeError';
+  constructor(readonly limitBytes: number) {
+    super(`the request body exceeds ${limitBytes / 1024} KB`);
+  }
+}
+
+/** The body is not declared as JSON. */
+export class UnsupportedMediaTypeError extends ApiError {
+  override readonly name = 'UnsupportedMediaTypeError';
+  constructor(readonly contentType: string | undefined) {
+    super(
+      contentType
+        ? `content type "${contentType}" is not supported; send application/json`
+        : 'a request body needs the content type application/json',
+    );
+  }
+}
+
+/** No route has this path. */
+export class RouteNotFoundError extends ApiError {
+  override readonly name = 'RouteNotFoundError';
+  constructor(readonly path: string) {
+    super(`no route matches ${path}`);
+  }
+}
+
+/** A route has this path, but not this method. */
+export class MethodNotAllowedError extends ApiError {
+  override readonly name = 'MethodNotAllowedError';
+  constructor(
+    readonly method: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`${method} is not allowed here; allowed: ${allowed.join(', ')}`);
+  }
+}
+
+/** A config value looks like a credential itself rather than a reference to one. */
+export class RawSecretError extends ApiError {
+  override readonly name = 'RawSecretError';
+  constructor(readonly errors: readonly FieldError[]) {
+    super(
+      'the config holds what looks like a raw credential; store it in SSM or Secrets Manager and reference it',
+    );
+  }
+}

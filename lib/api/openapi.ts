@@ -1,0 +1,112 @@
+import type { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+import { CONNECTORS } from '../connectors/registry.js';
+import { ProblemSchema } from './problems.js';
+import type { Route } from './route.js';
+import { connectorConfigId } from './schemas/sources.js';
+
+/**
+ * The OpenAPI 3.1 document, generated from the route table: the same zod schemas validate the
+ * requests and describe them here, so the document cannot disagree with the API.
+ */
+
+export const API_VERSION = '1.0.0';
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: `errors` names each field that failed, by dot path',
+  403: 'Missing or refused IAM (SigV4) signature; answered by API Gateway',
+  404: 'Not found',
+  409: 'Conflict with the current state (source busy: `activeRunId` names the active run)',
+  413: 'Body larger than 64 KB',
+  415: 'Body not sent as application/json',
+  500: 'Unexpected error; the detail quotes the request id of the log entry',
+};
+
+function operationOf(route: Route): ZodOpenApiOperationObject {
+  const statuses = new Set([400, 403, 500, ...route.problems, ...(route.body ? [413, 415] : [])]);
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  for (const [status, response] of Object.entries(route.responses)) {
+    responses[status] = {
+      description: response.description,
+      ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}),
+    };
+  }
+  for (const status of [...statuses].sort()) {
+    responses[String(status)] = {
+      description: PROBLEM_DESCRIPTIONS[status] ?? 'Problem',
+      ...(status === 403 ? {} : { content: { 'application/problem+json': { schema: ProblemSchema } } }),
+    };
+  }
+  const requestParams = {
+    ...(route.params ? { path: route.params as z.ZodObject } : {}),
+    ...(route.query ? { query: route.query as z.ZodObject } : {}),
+  };
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: !route.body.safeParse(undefined).success,
+            content: { 'application/json': { schema: route.body } },
+          },
+        }
+      : {}),
+    responses: responses as ZodOpenApiOperationObject['responses'],
+  };
+}
+
+/** Builds the OpenAPI 3.1 document of `routes`. */
+export function buildOpenApiDocument(routes: readonly Route[]): ReturnType<typeof createDocument> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const item = (paths[route.path] ??= {});
+    item[route.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete'] = operationOf(route);
+  }
+  const connectorSchemas = Object.fromEntries(
+    Object.entries(CONNECTORS).map(([name, connector]) => [
+      connectorConfigId(name),
+      (connector.configSchema as z.ZodType).meta({
+        description: `Config of the ${name} connector`,
+        unusedIO: 'input',
+      }),
+    ]),
+  );
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Harvester admin API',
+      version: API_VERSION,
+      description:
+        'Sources, runs and dead letters of Harvester. Every route requires IAM authorization (SigV4, service `execute-api`). Errors are RFC 9457 `application/problem+json`.',
+    },
+    tags: [
+      { name: 'sources', description: 'Configured sources and their schedules' },
+      { name: 'runs', description: 'Sync runs' },
+      { name: 'dead-letters', description: 'Failed items and pages, and retrying them' },
+      { name: 'meta', description: 'This document' },
+    ],
+    security: [{ sigv4: [] }],
+    paths,
+    components: {
+      schemas: connectorSchemas,
+      securitySchemes: {
+        sigv4: {
+          type: 'apiKey',
+          name: 'Authorization',
+          in: 'header',
+          description: 'AWS Signature Version 4 with IAM credentials (API Gateway IAM authorization)',
+          'x-amazon-apigateway-authtype': 'awsSigv4',
+        },
+      },
+    },
+  });
+}

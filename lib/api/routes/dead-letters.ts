@@ -1,0 +1,55 @@
+import { startRun } from '../../engine/start-run.js';
+import { defineRoute, type Route } from '../route.js';
+import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
+import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
+import { SourcePathSchema } from '../schemas/sources.js';
+import { toDeadLetterView, toRunView } from '../views.js';
+
+/** Dead letters: triage listing and "retry failed" (DESIGN §6). */
+export const deadLetterRoutes: Route[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/sources/{sourceId}/dead-letters',
+    operationId: 'listDeadLetters',
+    summary: "List a source's open dead letters",
+    tag: 'dead-letters',
+    params: SourcePathSchema,
+    query: ListDeadLettersQuerySchema,
+    responses: { 200: { description: 'A page of dead letters', schema: DeadLetterPageSchema } },
+    problems: [404],
+    async handle({ params, query, deps }) {
+      await deps.sources.require(params.sourceId);
+      const page = await deps.deadLetters.list(params.sourceId, {
+        limit: query.limit,
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+        ...(query.runId ? { runId: query.runId } : {}),
+        ...(query.errorClass ? { errorClass: query.errorClass } : {}),
+      });
+      return {
+        status: 200,
+        body: { items: page.items.map(toDeadLetterView), nextCursor: page.cursor ?? null },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/dead-letters/retry',
+    operationId: 'retryDeadLetters',
+    summary: 'Retry failed: start a dlq_retry run',
+    description:
+      "Re-fetches the source's open dead letters (items by id, pages by cursor); resolved entries leave dead_letters. 409 (naming `activeRunId`) while a run is active.",
+    tag: 'dead-letters',
+    params: SourcePathSchema,
+    body: EmptyBodySchema,
+    responses: { 202: { description: 'Queued', schema: RunViewSchema } },
+    problems: [404, 409],
+    async handle({ params, deps }) {
+      const run = await startRun(deps, { sourceId: params.sourceId, mode: 'dlq_retry' });
+      return {
+        status: 202,
+        body: toRunView(run, deps.clock.now()),
+        headers: { location: `/runs/${run.runId}` },
+      };
+    },
+  }),
+];

@@ -1,0 +1,91 @@
+import { startRun } from '../../engine/start-run.js';
+import { defineRoute, type Route } from '../route.js';
+import {
+  EmptyBodySchema,
+  ListRunsQuerySchema,
+  RunPageSchema,
+  RunPathSchema,
+  RunViewSchema,
+  StartRunBodySchema,
+} from '../schemas/runs.js';
+import { SourcePathSchema } from '../schemas/sources.js';
+import { toRunView } from '../views.js';
+
+/** Runs: start, read, list, cancel (DESIGN §9). */
+export const runRoutes: Route[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/runs',
+    operationId: 'startRun',
+    summary: 'Start a run',
+    description:
+      'Queues the run and answers at once; workers carry it. 409 (naming `activeRunId`) while another run of the source is active.',
+    tag: 'runs',
+    params: SourcePathSchema,
+    body: StartRunBodySchema,
+    responses: { 202: { description: 'Queued', schema: RunViewSchema } },
+    problems: [404, 409],
+    async handle({ params, body, deps }) {
+      const run = await startRun(deps, { sourceId: params.sourceId, mode: body.mode });
+      return {
+        status: 202,
+        body: toRunView(run, deps.clock.now()),
+        headers: { location: `/runs/${run.runId}` },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sources/{sourceId}/runs',
+    operationId: 'listRuns',
+    summary: "List a source's runs, newest first",
+    tag: 'runs',
+    params: SourcePathSchema,
+    query: ListRunsQuerySchema,
+    responses: { 200: { description: 'A page of runs', schema: RunPageSchema } },
+    problems: [404],
+    async handle({ params, query, deps }) {
+      await deps.sources.require(params.sourceId);
+      const page = await deps.runs.listBySource(params.sourceId, {
+        limit: query.limit,
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+      });
+      const now = deps.clock.now();
+      return {
+        status: 200,
+        body: { items: page.items.map((run) => toRunView(run, now)), nextCursor: page.cursor ?? null },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'Get a run',
+    description: 'State, "N/M processed, K in DLQ", heartbeat age, checkpoint, resume verdict and failure.',
+    tag: 'runs',
+    params: RunPathSchema,
+    responses: { 200: { description: 'The run', schema: RunViewSchema } },
+    problems: [404],
+    async handle({ params, deps }) {
+      return { status: 200, body: toRunView(await deps.runs.require(params.runId), deps.clock.now()) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run',
+    description:
+      'Cancelled is terminal: the worker stops within one heartbeat and the checkpoint is never resumed. 409 when the run already ended.',
+    tag: 'runs',
+    params: RunPathSchema,
+    body: EmptyBodySchema,
+    responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
+    problems: [404, 409],
+    async handle({ params, deps }) {
+      const now = deps.clock.now();
+      return { status: 200, body: toRunView(await deps.lifecycle.cancel(params.runId, now), now) };
+    },
+  }),
+];

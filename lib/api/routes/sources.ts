@@ -1,0 +1,111 @@
+import { parseConnectorConfig } from '../../connectors/registry.js';
+import { stableHash } from '../../run/hash.js';
+import { SourceNotFoundError } from '../../store/errors.js';
+import { RawSecretError } from '../errors.js';
+import { defineRoute, type Route } from '../route.js';
+import {
+  ListSourcesQuerySchema,
+  PutSourceBodySchema,
+  SourcePageSchema,
+  SourcePathSchema,
+  SourceViewSchema,
+} from '../schemas/sources.js';
+import { rawSecretFields } from '../secret-guard.js';
+import { toSourceView } from '../views.js';
+
+/** Sources: create or replace, read, list, delete (DESIGN §9). */
+export const sourceRoutes: Route[] = [
+  defineRoute({
+    method: 'PUT',
+    path: '/sources/{sourceId}',
+    operationId: 'putSource',
+    summary: 'Create or replace a source',
+    description:
+      "Validates the config with the connector's schema, stores it with its hash and reconciles the source's schedules. Schedules are replaced as a whole; omitting them removes them. 201 when created, 200 when replaced.",
+    tag: 'sources',
+    params: SourcePathSchema,
+    body: PutSourceBodySchema,
+    responses: {
+      200: { description: 'Replaced', schema: SourceViewSchema },
+      201: { description: 'Created', schema: SourceViewSchema },
+    },
+    problems: [],
+    async handle({ params, body, deps }) {
+      const config = parseConnectorConfig(body.connector, body.config) as Record<string, unknown>;
+      const secrets = rawSecretFields(config);
+      if (secrets.length > 0) throw new RawSecretError(secrets);
+      // Schedules first: a refusal by Scheduler leaves the stored source untouched, and a retry of
+      // the same PUT converges (names are deterministic). A schedule that fires before the source
+      // exists is skipped by the start-run target.
+      await deps.schedules.reconcile(params.sourceId, body.schedules);
+      const { source, created } = await deps.sources.put(
+        {
+          sourceId: params.sourceId,
+          connector: body.connector,
+          config,
+          schedules: body.schedules,
+          configHash: stableHash({ connector: body.connector, config }),
+        },
+        deps.clock.now(),
+      );
+      return {
+        status: created ? 201 : 200,
+        body: toSourceView(source),
+        ...(created ? { headers: { location: `/sources/${encodeURIComponent(source.sourceId)}` } } : {}),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sources',
+    operationId: 'listSources',
+    summary: 'List sources',
+    tag: 'sources',
+    query: ListSourcesQuerySchema,
+    responses: { 200: { description: 'A page of sources', schema: SourcePageSchema } },
+    problems: [],
+    async handle({ query, deps }) {
+      const page = await deps.sources.list({
+        limit: query.limit,
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+      });
+      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.cursor ?? null } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sources/{sourceId}',
+    operationId: 'getSource',
+    summary: 'Get a source',
+    tag: 'sources',
+    params: SourcePathSchema,
+    responses: { 200: { description: 'The source', schema: SourceViewSchema } },
+    problems: [404],
+    async handle({ params, deps }) {
+      return { status: 200, body: toSourceView(await deps.sources.require(params.sourceId)) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/sources/{sourceId}',
+    operationId: 'deleteSource',
+    summary: 'Delete a source and its schedules',
+    description:
+      'Refused with 409 (naming `activeRunId`) while a run is active. Runs, items and dead letters are kept.',
+    tag: 'sources',
+    params: SourcePathSchema,
+    responses: { 204: { description: 'Deleted' } },
+    problems: [404, 409],
+    async handle({ params, deps }) {
+      try {
+        await deps.sources.delete(params.sourceId);
+      } catch (error) {
+        // A source already gone may still have schedules (a delete that failed half-way): sweep them.
+        if (error instanceof SourceNotFoundError) await deps.schedules.remove(params.sourceId);
+        throw error;
+      }
+      await deps.schedules.remove(params.sourceId);
+      return { status: 204 };
+    },
+  }),
+];

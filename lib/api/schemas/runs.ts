@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
+import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+
+/** `/runs/{runId}` path parameters. */
+export const RunPathSchema = z.strictObject({ runId: RunIdSchema });
+
+/** Body of `POST /sources/{sourceId}/runs`. */
+export const StartRunBodySchema = z
+  .strictObject({ mode: z.enum(RUN_MODES).meta({ description: 'What the run reads (DESIGN §7)' }) })
+  .meta({ id: 'StartRunRequest' });
+
+/** Optional empty body of the action routes (cancel, retry): `{}` or nothing. */
+export const EmptyBodySchema = z.strictObject({}).optional().meta({ id: 'EmptyRequest' });
+
+/** A run as the API returns it: what an operator needs to judge it at a glance. */
+export const RunViewSchema = z
+  .object({
+    runId: RunIdSchema,
+    sourceId: SourceIdSchema,
+    mode: z.enum(RUN_MODES),
+    state: z.enum(RUN_STATES),
+    progress: z.object({
+      processed: z.number().int(),
+      total: z.number().int().nullable().meta({ description: 'Null when the source does not tell' }),
+      pages: z.number().int(),
+    }),
+    errorCount: z.number().int().meta({ description: 'Entries this run put in dead_letters' }),
+    summary: z.string().meta({ example: '1990/2000 processed, 10 in DLQ' }),
+    heartbeatAt: IsoTimeSchema,
+    heartbeatAgeSeconds: z.number().int().meta({ description: 'Seconds since the last sign of life' }),
+    checkpoint: z
+      .object({
+        cursor: z.string().nullable(),
+        page: z.number().int(),
+        watermark: z.string().nullable(),
+        at: IsoTimeSchema,
+      })
+      .nullable(),
+    resume: z
+      .object({
+        reason: z.enum(RESUME_VERDICTS),
+        from: z.enum(['checkpoint', 'scratch', 'none']),
+        at: IsoTimeSchema,
+      })
+      .meta({ description: 'Why the run (re)started where it did' }),
+    failure: z.object({ reason: z.string(), message: z.string() }).nullable(),
+    epoch: z.number().int().meta({ description: 'Fencing token; grows with every restart' }),
+    nextPage: z.number().int(),
+    restarts: z.number().int(),
+    deferredUntil: IsoTimeSchema.nullable().meta({ description: 'A planned pause (rate limit) ends then' }),
+    createdAt: IsoTimeSchema,
+    startedAt: IsoTimeSchema.nullable(),
+    finishedAt: IsoTimeSchema.nullable(),
+    updatedAt: IsoTimeSchema,
+  })
+  .meta({ id: 'Run' });
+
+export type RunView = z.infer<typeof RunViewSchema>;
+
+export const RunPageSchema = pageSchema(RunViewSchema, 'RunPage');
+export const ListRunsQuerySchema = PageQuerySchema;

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { CONNECTOR_NAMES } from '../../connectors/registry.js';
+import { MAX_SCHEDULES_PER_SOURCE, SourceScheduleSchema } from '../../queue/source-schedules.js';
+import { RUN_MODES } from '../../run/model.js';
+import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+
+/** `/sources/{sourceId}` path parameters. */
+export const SourcePathSchema = z.strictObject({ sourceId: SourceIdSchema });
+
+/**
+ * Body of `PUT /sources/{sourceId}`: the whole definition (schedules omitted means none). The
+ * config is checked here only for being an object; the connector's own schema validates it next,
+ * so its errors name the connector's fields (`config.pagination.cursorParam`).
+ */
+export const PutSourceBodySchema = z
+  .strictObject({
+    connector: z
+      .string()
+      .min(1)
+      .max(64)
+      .meta({ description: 'Registry name of the connector', override: { enum: [...CONNECTOR_NAMES] } }),
+    config: z.record(z.string(), z.unknown()).meta({
+      description:
+        "The connector's config, validated by its schema. Secrets are references only (`tokenRef`, `auth.secretRef`: an SSM parameter or Secrets Manager name), so configs are returned as stored.",
+      override: {
+        oneOf: CONNECTOR_NAMES.map((name) => ({ $ref: `#/components/schemas/${connectorConfigId(name)}` })),
+      },
+    }),
+    schedules: z
+      .array(SourceScheduleSchema)
+      .max(MAX_SCHEDULES_PER_SOURCE)
+      .default([])
+      .superRefine((schedules, ctx) => {
+        const seen = new Set<string>();
+        for (const [index, s] of schedules.entries()) {
+          const key = `${s.expression}|${s.mode}`;
+          if (seen.has(key))
+            ctx.addIssue({ code: 'custom', path: [index], message: 'duplicates an earlier schedule' });
+          seen.add(key);
+        }
+      })
+      .meta({
+        description: `Recurring schedules, at most ${MAX_SCHEDULES_PER_SOURCE}; replaces the current set`,
+      }),
+  })
+  .meta({ id: 'PutSourceRequest' });
+
+/** OpenAPI component id of a connector's config schema (`rest-json` → `RestJsonConfig`). */
+export function connectorConfigId(name: string): string {
+  return `${name.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}Config`;
+}
+
+/** A source as the API returns it. */
+export const SourceViewSchema = z
+  .object({
+    sourceId: SourceIdSchema,
+    connector: z.string(),
+    config: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'As validated, defaults applied; secrets are references' }),
+    schedules: z.array(
+      z.object({
+        name: z.string().meta({ description: 'EventBridge Scheduler schedule name' }),
+        expression: z.string(),
+        mode: z.enum(RUN_MODES),
+      }),
+    ),
+    configHash: z
+      .string()
+      .meta({ description: 'Hash of connector + config; a change makes interrupted runs restart' }),
+    watermark: z.string().nullable().meta({ description: 'Committed incremental watermark' }),
+    activeRunId: RunIdSchema.nullable().meta({ description: 'The run holding the source, if any' }),
+    createdAt: IsoTimeSchema,
+    updatedAt: IsoTimeSchema,
+  })
+  .meta({ id: 'Source' });
+
+export const SourcePageSchema = pageSchema(SourceViewSchema, 'SourcePage');
+export const ListSourcesQuerySchema = PageQuerySchema;

@@ -1,0 +1,119 @@
+import { SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
+import type { HeaderRecord } from '../retry/retry-after.js';
+
+/**
+ * The one HTTP helper connectors share: a JSON GET with a timeout, whose failures are already the
+ * errors classification understands (`SourceHttpError`, `SourceResponseError`, or the network
+ * errors of `fetch` itself, which the default classifier recognises).
+ */
+
+/** A request that hangs longer than this is a transient failure, not a stuck worker. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Bytes of an error response kept for dead letters and logs: enough to read a message, bounded. */
+export const MAX_BODY_EXCERPT_BYTES = 2_048;
+
+/** Options of {@link fetchJson}. */
+export interface FetchJsonOptions {
+  readonly headers?: Record<string, string>;
+  /** Aborts the request from outside (the worker shutting down); combined with the timeout. */
+  readonly signal?: AbortSignal;
+  /** Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
+  readonly timeoutMs?: number;
+}
+
+/** A parsed 2xx JSON response. */
+export interface JsonResponse {
+  readonly body: unknown;
+  /** Header names lower-cased, as `fetch` reports them. */
+  readonly headers: HeaderRecord;
+  readonly status: number;
+  /** The final URL after redirects (relative links in the response resolve against it). */
+  readonly url: string;
+}
+
+function headerRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    record[name.toLowerCase()] = value;
+  });
+  return record;
+}
+
+/**
+ * The first `maxBytes` of a body as text, without downloading the rest: an error page can be
+ * megabytes of HTML, and only its head is worth keeping.
+ */
+export async function readExcerpt(response: Response, maxBytes = MAX_BODY_EXCERPT_BYTES): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, maxBytes);
+  // `stream: true` holds back a multi-byte character cut in half instead of emitting U+FFFD.
+  let text = new TextDecoder().decode(bytes, { stream: true });
+  while (Buffer.byteLength(text) > maxBytes) text = text.slice(0, -1);
+  return text;
+}
+
+/**
+ * GETs `url` and parses its JSON body.
+ *
+ * @throws SourceHttpError for a non-2xx status, with lower-cased headers and a ≤ 2 KB body excerpt.
+ * @throws SourceResponseError when a 2xx body is not JSON (a proxy's HTML page, a truncated body).
+ * @throws the `fetch` network errors (`TypeError: fetch failed`, `TimeoutError`, `AbortError`) as is.
+ */
+export async function fetchJson(
+  fetchFn: typeof fetch,
+  url: string,
+  options: FetchJsonOptions = {},
+): Promise<JsonResponse> {
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const response = await fetchFn(url, { method: 'GET', headers: options.headers, signal });
+  const finalUrl = response.url || url;
+  const headers = headerRecord(response.headers);
+  if (!response.ok) {
+    throw new SourceHttpError(response.status, headers, await readExcerpt(response), finalUrl);
+  }
+  const text = await response.text();
+  try {
+    return { body: JSON.parse(text), headers, status: response.status, url: finalUrl };
+  } catch (cause) {
+    const type = headers['content-type'] ?? 'no content-type';
+    throw new SourceResponseError(`response from ${safeUrl(finalUrl)} is not JSON (${type})`, finalUrl, {
+      cause,
+    });
+  }
+}
+
+/**
+ * `candidate` as an absolute URL (resolved against `relativeTo`, default `base`), provided it is on
+ * `base`'s origin. Connectors send credentials with every request, so a pagination link or a
+ * stored cursor that points elsewhere must never be followed: it would hand the token to another host.
+ *
+ * @throws SourceResponseError when `candidate` is not a URL or is on another origin.
+ */
+export function sameOriginUrl(candidate: string, base: string, relativeTo: string = base): string {
+  let url: URL;
+  try {
+    url = new URL(candidate, relativeTo);
+  } catch (cause) {
+    throw new SourceResponseError('pagination link is not a valid URL', base, { cause });
+  }
+  const origin = new URL(base).origin;
+  if (url.origin !== origin) {
+    throw new SourceResponseError(`pagination link ${safeUrl(url.href)} is not on ${origin}`, url.href);
+  }
+  return url.href;
+}

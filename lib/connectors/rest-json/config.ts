@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/**
+ * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
+ * paths into the response (`data.items`, `meta.next`; `''` is the body itself).
+ */
+
+const dotPath = z.string().regex(/^$|^[^.]+(\.[^.]+)*$/, 'must be a dot path such as `data.items`');
+const requiredPath = z.string().regex(/^[^.]+(\.[^.]+)*$/, 'must be a dot path such as `data.id`');
+const param = z.string().min(1, 'must not be empty');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** How the source pages its list; the cursor the engine stores depends on it. */
+export const paginationSchema = z.discriminatedUnion('type', [
+  /** An opaque token in each response (`nextCursorPath`), sent back as `cursorParam`. Cursor: the token. */
+  z.strictObject({ type: z.literal('cursor'), cursorParam: param, nextCursorPath: requiredPath }),
+  /** Numbered pages; an empty page ends the stream. Cursor: the page number as a string. */
+  z.strictObject({
+    type: z.literal('page'),
+    pageParam: param.default('page'),
+    firstPage: z.number().int('must be a whole number').min(0).default(1),
+  }),
+  /** The response names the next page's URL (`nextUrlPath`). Cursor: that URL. */
+  z.strictObject({ type: z.literal('next-url'), nextUrlPath: requiredPath }),
+]);
+
+/** Credentials from a secret reference, sent as `header: prefix + secret`. */
+export const authSchema = z.strictObject({
+  /** Default `Authorization`. */
+  header: z.string().min(1).default('Authorization'),
+  /** Default `Bearer ` (note the space); `''` for APIs that take the bare key. */
+  prefix: z.string().default('Bearer '),
+  /** An SSM parameter or Secrets Manager name; the secret itself never enters the config. */
+  secretRef: z.string().min(1, 'must not be empty'),
+});
+
+/** The `rest-json` config schema. */
+export const restJsonConfigSchema = z.strictObject({
+  /** The list endpoint. May carry fixed query parameters of its own. */
+  url: httpUrl,
+  /** Where the array of records is in a list response. Default `''`: the body is the array. */
+  itemsPath: dotPath.default(''),
+  /** Dot path of each record's id (string or number). */
+  idField: requiredPath,
+  /** Dot path of each record's modification time (ISO 8601, or epoch seconds / ms). */
+  updatedAtField: requiredPath,
+  /** Records requested per page. Default 100. */
+  pageSize: z.number().int('must be a whole number').min(1).max(10_000).default(100),
+  /** Query parameter carrying the page size. Default `limit`. */
+  pageSizeParam: param.default('limit'),
+  /** Query parameter for incremental runs (`?updated_since=…`); without it every run reads everything. */
+  sinceParam: param.optional(),
+  pagination: paginationSchema,
+  /** Dot path of the total record count in a list response, when the API reports one. */
+  totalPath: requiredPath.optional(),
+  /** Single-record URL with `{id}` (`https://api.example.com/records/{id}`), for retry by id. */
+  itemUrl: httpUrl.refine((url) => url.includes('{id}'), 'must contain `{id}`').optional(),
+  /** Where the record is in a single-record response. Default `''`: the body is the record. */
+  itemPath: dotPath.default(''),
+  auth: authSchema.optional(),
+  /**
+   * Whether the list is globally ordered by modification time (oldest first). Default false: only
+   * declare it when the API guarantees it, since an incremental run then resumes from its checkpoint.
+   */
+  ordered: z.boolean().default(false),
+  /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
+  extraQuery: z.record(z.string(), z.string()).default({}),
+});
+
+/** The parsed config, defaults applied. */
+export type RestJsonConfig = z.output<typeof restJsonConfigSchema>;
+/** The parsed pagination settings. */
+export type RestJsonPagination = RestJsonConfig['pagination'];

@@ -1,0 +1,75 @@
+import type { AwsClients } from '../aws/clients.js';
+import { RELIABILITY } from '../config/constants.js';
+import type { HarvesterConfig } from '../config/env.js';
+import type { SecretResolver } from '../connectors/contract.js';
+import { getConnector } from '../connectors/registry.js';
+import { createLogger, type HarvesterLogger } from '../observability/logger.js';
+import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
+import { PageQueue } from '../queue/page-queue.js';
+import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
+import { DeadLetterStore } from '../store/dead-letters.js';
+import { ItemStore } from '../store/items.js';
+import { RunLifecycle } from '../store/lifecycle.js';
+import { SourceStore } from '../store/sources.js';
+import { SyncRunStore } from '../store/sync-runs.js';
+import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
+import { RunEvents } from './events.js';
+import { createSecretResolver } from './secrets.js';
+
+/** The queue addresses the engine needs. */
+export interface EngineQueues {
+  readonly pageQueueUrl: string;
+  readonly pageQueueArn: string;
+}
+
+/** Options of {@link createEngineDeps}; everything but config, clients and queues has a production default. */
+export interface EngineOptions {
+  readonly config: HarvesterConfig;
+  readonly clients: AwsClients;
+  readonly queues: EngineQueues;
+  readonly logger?: HarvesterLogger;
+  readonly metrics?: EngineMetrics;
+  readonly fetch?: typeof fetch;
+  readonly clock?: Clock;
+  readonly retry?: RetryDeps;
+  readonly connectors?: ConnectorLookup;
+  readonly secrets?: SecretResolver;
+  readonly hooks?: EngineHooks;
+  readonly heartbeatIntervalMs?: number;
+}
+
+/** Role ARN used for Scheduler targets on an emulator (moto stores it, nothing assumes it). */
+export const LOCAL_SCHEDULER_ROLE_ARN = 'arn:aws:iam::123456789012:role/harvester-scheduler';
+
+/** Wires the stores, queue, events and connectors into the engine's dependencies. */
+export function createEngineDeps(options: EngineOptions): EngineDeps {
+  const { config, clients, queues } = options;
+  const runs = new SyncRunStore(clients.doc, config.names.syncRunsTable);
+  const sources = new SourceStore(clients.doc, config.names.sourcesTable);
+  return {
+    runs,
+    sources,
+    lifecycle: new RunLifecycle(clients.doc, runs, sources),
+    deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
+    items: new ItemStore(clients.doc, config.names.itemsTable),
+    queue: new PageQueue(clients.sqs, queues.pageQueueUrl, {
+      scheduler: clients.scheduler,
+      groupName: config.names.scheduleGroup,
+      queueArn: queues.pageQueueArn,
+      roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+    }),
+    events: new RunEvents(clients.events, config.names.eventBus),
+    connectors: options.connectors ?? { get: getConnector },
+    secrets: options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint }),
+    fetch: options.fetch ?? globalThis.fetch,
+    clock: options.clock ?? { now: () => Date.now() },
+    retry: options.retry ?? realRetryDeps,
+    logger: options.logger ?? createLogger(config.logLevel),
+    metrics: options.metrics ?? noMetrics,
+    limits: {
+      maxPagesPerRun: config.maxPagesPerRun,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
+    },
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  };
+}

@@ -1,0 +1,59 @@
+import type { Connector, SecretResolver } from '../connectors/contract.js';
+import type { HarvesterLogger } from '../observability/logger.js';
+import type { EngineMetrics } from '../observability/metrics.js';
+import type { PageQueue } from '../queue/page-queue.js';
+import type { RetryDeps } from '../retry/outcome.js';
+import type { DeadLetterStore } from '../store/dead-letters.js';
+import type { ItemStore } from '../store/items.js';
+import type { RunLifecycle } from '../store/lifecycle.js';
+import type { SourceStore } from '../store/sources.js';
+import type { SyncRunStore } from '../store/sync-runs.js';
+import type { RunEvents } from './events.js';
+
+/** The engine's time source, injected so tests can let hours pass. */
+export interface Clock {
+  now(): number;
+}
+
+/** Looks connectors up by name. */
+export interface ConnectorLookup {
+  get(name: string): Connector<unknown>;
+}
+
+/** Points in the page step where tests (and the chaos suite) can simulate a crash or a pause. */
+export const STEP_POINTS = ['beforeFetch', 'afterLoad', 'afterCommit'] as const;
+export type StepPoint = (typeof STEP_POINTS)[number];
+
+/** Test-only hooks; production passes none. */
+export interface EngineHooks {
+  /** Called at each step point; may throw {@link SimulatedCrashError} or wait (a zombie pause). */
+  at?(point: StepPoint, context: { runId: string; epoch: number; page: number }): Promise<void> | void;
+}
+
+/** Thrown by a hook to simulate the worker dying at that point: the runtime treats the message as lost in flight. */
+export class SimulatedCrashError extends Error {
+  override readonly name = 'SimulatedCrashError';
+}
+
+/** Everything the engine talks to: the ports of STYLE.md, passed in, never module statics. */
+export interface EngineDeps {
+  readonly runs: SyncRunStore;
+  readonly sources: SourceStore;
+  readonly lifecycle: RunLifecycle;
+  readonly deadLetters: DeadLetterStore;
+  readonly items: ItemStore;
+  readonly queue: PageQueue;
+  readonly events: RunEvents;
+  readonly connectors: ConnectorLookup;
+  readonly secrets: SecretResolver;
+  readonly fetch: typeof fetch;
+  readonly clock: Clock;
+  readonly retry: RetryDeps;
+  readonly logger: HarvesterLogger;
+  readonly metrics: EngineMetrics;
+  readonly limits: {
+    readonly maxPagesPerRun: number;
+    readonly heartbeatIntervalMs: number;
+  };
+  readonly hooks?: EngineHooks;
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { METRIC } from '../observability/metrics.js';
+import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
+import { isActive } from '../run/model.js';
+import { DuplicatePageError } from '../store/errors.js';
+import type { EngineDeps } from './deps.js';
+import { endRun } from './finish.js';
+
+/** The source id under which messages that name no source are filed. */
+export const UNKNOWN_SOURCE = '_unknown';
+
+/** What the drain did with one message from the page DLQ. */
+export type DrainResult =
+  | { readonly outcome: 'malformed'; readonly entryId: string }
+  | { readonly outcome: 'stale'; readonly reason: string }
+  | { readonly outcome: 'continued' | 'failed_run'; readonly entryId: string };
+
+function jsonField(body: string, field: string): string | undefined {
+  try {
+    const value = (JSON.parse(body) as Record<string, unknown>)[field];
+    return typeof value === 'string' && value.length > 0 && value.length <= 128 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Turns a message the page queue gave up on into a dead_letters entry and settles its run
+ * (DESIGN §6): a malformed message is filed with its body excerpt; a poison page of the run's
+ * current epoch is recorded and the run continues past it when the connector can compute the
+ * next cursor, or ends `failed` with its checkpoint intact — never left running.
+ */
+export async function drainDeadMessage(
+  deps: EngineDeps,
+  body: string,
+  receiveCount: number,
+): Promise<DrainResult> {
+  const now = deps.clock.now();
+  let message: PageMessage;
+  try {
+    message = parsePageMessage(body);
+  } catch (error) {
+    if (!(error instanceof MalformedMessageError)) throw error;
+    const digest = createHash('sha256').update(body).digest('hex').slice(0, 32);
+    const entryId = await deps.deadLetters.record({
+      sourceId: jsonField(body, 'sourceId') ?? UNKNOWN_SOURCE,
+      kind: 'page',
+      ref: `malformed:${digest}`,
+      errorClass: 'permanent',
+      reason: `malformed page message: ${error.message}`,
+      attempts: receiveCount,
+      runId: jsonField(body, 'runId') ?? 'unknown',
+      page: 0,
+      payload: body,
+      now,
+    });
+    deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'malformed' });
+    deps.logger.error('malformed message drained into dead_letters', { entryId, reason: error.message });
+    return { outcome: 'malformed', entryId };
+  }
+  const run = await deps.runs.get(message.runId);
+  if (!run || !isActive(run.state) || run.epoch !== message.epoch || run.nextPage !== message.page) {
+    // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
+    deps.logger.info('stale message drained', {
+      runId: message.runId,
+      page: message.page,
+      epoch: message.epoch,
+    });
+    return {
+      outcome: 'stale',
+      reason: run ? `run is ${run.state} at epoch ${run.epoch}, page ${run.nextPage}` : 'run not found',
+    };
+  }
+  const reason = `poison page: processing failed on ${receiveCount} deliveries`;
+  const entryId = await deps.deadLetters.record({
+    sourceId: run.sourceId,
+    kind: 'page',
+    ref: message.cursor ?? '',
+    errorClass: 'permanent',
+    reason,
+    attempts: receiveCount,
+    runId: run.runId,
+    page: message.page,
+    payload: body,
+    now,
+  });
+  deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
+  const source = await deps.sources.get(run.sourceId);
+  const connector = source ? deps.connectors.get(source.connector) : undefined;
+  const config = connector?.configSchema.safeParse(source?.config);
+  if (
+    connector?.nextCursorWithoutResponse &&
+    config?.success &&
+    connector.manifestFor(config.data).cursorComputableWithoutResponse
+  ) {
+    const cursor = connector.nextCursorWithoutResponse(config.data, message.cursor);
+    try {
+      await deps.runs.commitPage({
+        runId: run.runId,
+        epoch: run.epoch,
+        page: message.page,
+        checkpoint: { cursor, watermark: run.checkpoint?.watermark ?? null },
+        processed: 0,
+        errors: 1,
+        now,
+      });
+    } catch (error) {
+      if (error instanceof DuplicatePageError)
+        return { outcome: 'stale', reason: 'page committed meanwhile' };
+      throw error;
+    }
+    await deps.queue.send({ ...message, page: message.page + 1, cursor, deferred: undefined });
+    return { outcome: 'continued', entryId };
+  }
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: { reason: 'poison_page', message: `page ${message.page}: ${reason}` },
+  });
+  return { outcome: 'failed_run', entryId };
+}

@@ -1,0 +1,76 @@
+import { METRIC } from '../observability/metrics.js';
+import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
+import type { EngineDeps } from './deps.js';
+
+/** How the engine ends a run. */
+export interface Ending {
+  readonly epoch: number | null;
+  readonly state: 'succeeded' | 'failed';
+  readonly failure?: RunFailure;
+  readonly resume?: ResumeRecord;
+  /** New incremental watermark; committed to the source only on success. */
+  readonly watermark?: string | null;
+}
+
+/**
+ * Ends a run: state, lock release and (on success) watermark in one transaction, then the
+ * outcome event and metrics. The event is best effort after the durable write: the run row is
+ * the truth, and a failed publish is logged loudly rather than undoing the ending.
+ */
+export async function endRun(
+  deps: EngineDeps,
+  run: Pick<SyncRun, 'runId' | 'sourceId'>,
+  ending: Ending,
+): Promise<SyncRun> {
+  await deps.lifecycle.finish({
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch: ending.epoch,
+    state: ending.state,
+    ...(ending.failure ? { failure: ending.failure } : {}),
+    ...(ending.resume ? { resume: ending.resume } : {}),
+    ...(ending.watermark ? { watermark: ending.watermark } : {}),
+    now: deps.clock.now(),
+  });
+  const ended = await deps.runs.require(run.runId);
+  deps.metrics.count(ended.state === 'succeeded' ? METRIC.runsSucceeded : METRIC.runsFailed);
+  if (ended.startedAt !== null && ended.finishedAt !== null) {
+    deps.metrics.seconds(METRIC.runDurationSeconds, (ended.finishedAt - ended.startedAt) / 1_000);
+  }
+  deps.logger.info('run ended', {
+    runId: ended.runId,
+    sourceId: ended.sourceId,
+    state: ended.state,
+    processed: ended.progress.processed,
+    errorCount: ended.errorCount,
+    failure: ended.failure,
+  });
+  try {
+    await deps.events.publishOutcome(ended);
+  } catch (error) {
+    deps.logger.error('could not publish the run outcome event', {
+      runId: ended.runId,
+      error: String(error),
+    });
+  }
+  return ended;
+}
+
+/**
+ * Ends a run that reached `MAX_PAGES_PER_RUN`: the bound that replaces Lambda's recursive-loop
+ * guard for a worker that re-enqueues itself (DESIGN §9).
+ */
+export async function failOverBudget(
+  deps: EngineDeps,
+  run: SyncRun,
+): Promise<{ outcome: 'failed'; reason: string }> {
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: {
+      reason: 'page_budget_exceeded',
+      message: `the run reached its budget of ${deps.limits.maxPagesPerRun} pages (MAX_PAGES_PER_RUN)`,
+    },
+  });
+  return { outcome: 'failed', reason: 'page_budget_exceeded' };
+}

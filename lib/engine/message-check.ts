@@ -1,0 +1,33 @@
+import type { PageMessage } from '../queue/page-message.js';
+import type { SyncRun } from '../run/model.js';
+
+/** Why a page message is acknowledged without work. */
+export const DROP_REASONS = [
+  'run_not_found',
+  'source_mismatch',
+  'run_succeeded',
+  'run_failed',
+  'run_cancelled',
+  'stale_epoch',
+  'future_epoch',
+  'duplicate_page',
+  'page_out_of_order',
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+/**
+ * Decides whether a page message still names work to do. Pure: the conditional writes enforce
+ * the same rules against races; this check only saves the fetch for messages that are
+ * obviously stale (a redelivery, a zombie's successor, a cancelled run).
+ */
+export function dropReason(run: SyncRun | undefined, message: PageMessage): DropReason | undefined {
+  if (!run) return 'run_not_found';
+  if (run.sourceId !== message.sourceId) return 'source_mismatch';
+  if (run.state === 'succeeded' || run.state === 'failed' || run.state === 'cancelled')
+    return `run_${run.state}`;
+  if (message.epoch < run.epoch) return 'stale_epoch';
+  if (message.epoch > run.epoch) return 'future_epoch';
+  if (message.page < run.nextPage) return 'duplicate_page';
+  if (message.page > run.nextPage) return 'page_out_of_order';
+  return undefined;
+}

@@ -1,0 +1,237 @@
+import { RELIABILITY } from '../config/constants.js';
+import type { Entity, FetchedPage } from '../connectors/contract.js';
+import { METRIC } from '../observability/metrics.js';
+import { retryWithBackoff } from '../retry/loop.js';
+import type { RetryOutcome } from '../retry/outcome.js';
+import { DuplicatePageError } from '../store/errors.js';
+import { endRun, failOverBudget } from './finish.js';
+import type { StepContext, StepResult } from './page-step.js';
+import { finishSucceeded } from './page-step.js';
+
+/** The later of two ISO versions (string order is time order for one fixed ISO format). */
+export function laterVersion(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a >= b ? a : b;
+}
+
+/** Fetches a page with the retry loop, on the step's abort signal. */
+export async function fetchWithRetry(
+  context: StepContext,
+  cursor: string | null,
+): Promise<RetryOutcome<FetchedPage>> {
+  const { deps, connector, config, params, heartbeat } = context;
+  return retryWithBackoff(
+    () =>
+      connector.fetchPage(config, cursor, {
+        fetch: deps.fetch,
+        secrets: deps.secrets,
+        since: params.since,
+        signal: heartbeat.signal,
+      }),
+    (error) => connector.classify(error, deps.retry.now()),
+    deps.retry,
+    {
+      onRetry: ({ attempt, waitMs, classification }) => {
+        deps.metrics.count(METRIC.retries, 1, { name: 'ErrorClass', value: classification.errorClass });
+        context.log.info('retrying page fetch', { attempt, waitMs, reason: classification.reason });
+      },
+    },
+  );
+}
+
+/** Normal modes (full, incremental, reconciliation): fetch the page, load it, commit, continue. */
+export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
+  const { deps, run, message } = context;
+  const outcome = await fetchWithRetry(context, message.cursor);
+  context.ensureOwned();
+  if (outcome.kind === 'defer') return defer(context, outcome.untilMs, outcome.reason);
+  if (outcome.kind === 'dead_letter')
+    return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
+
+  const page = outcome.value;
+  const { entities, failures } = await normalizeAll(context, page.items);
+  const loaded = await loadEntities(context, entities);
+  await context.checkpointHook('afterLoad');
+  const watermark = laterVersion(
+    run.checkpoint?.watermark ?? context.params.since,
+    entities.reduce<string | null>((max, e) => laterVersion(max, e.version), null),
+  );
+  return commitAndContinue(context, {
+    cursor: page.nextCursor,
+    watermark,
+    processed: loaded.loaded,
+    errors: failures + loaded.failed,
+    total: page.total ?? null,
+  });
+}
+
+/** Normalizes raw records; invalid ones go to dead_letters. Duplicate ids in a page keep the newest version. */
+async function normalizeAll(
+  context: StepContext,
+  raws: unknown[],
+): Promise<{ entities: Entity[]; failures: number }> {
+  const { deps, run, message, connector, config } = context;
+  const byId = new Map<string, Entity>();
+  let failures = 0;
+  for (const [index, raw] of raws.entries()) {
+    const result = connector.normalize(config, raw);
+    if (result.ok) {
+      const seen = byId.get(result.entity.id);
+      if (!seen || seen.version < result.entity.version) byId.set(result.entity.id, result.entity);
+      continue;
+    }
+    failures += 1;
+    // The entity still exists at the source: a reconciliation must not tombstone it.
+    if (run.mode === 'reconciliation' && result.ref)
+      await deps.items.markSeen(run.sourceId, result.ref, run.runId);
+    await deps.deadLetters.record({
+      sourceId: run.sourceId,
+      kind: 'item',
+      ref: result.ref ?? `page-${message.page}-item-${index}`,
+      errorClass: 'permanent',
+      reason: `invalid record: ${result.reason}`,
+      attempts: 1,
+      runId: run.runId,
+      page: message.page,
+      payload: raw,
+      now: deps.clock.now(),
+    });
+  }
+  if (failures > 0) deps.metrics.count(METRIC.deadLetters, failures, { name: 'Kind', value: 'item' });
+  return { entities: [...byId.values()], failures };
+}
+
+/** Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page. */
+export async function loadEntities(
+  context: StepContext,
+  entities: Entity[],
+): Promise<{ loaded: number; failed: number }> {
+  const { deps, run, message } = context;
+  const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now());
+  let failed = 0;
+  for (const result of results) {
+    if (result.status === 'kept_newer' && run.mode === 'reconciliation') {
+      await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
+    }
+    if (result.status !== 'too_large') continue;
+    failed += 1;
+    await deps.deadLetters.record({
+      sourceId: run.sourceId,
+      kind: 'item',
+      ref: result.entityId,
+      errorClass: 'permanent',
+      reason: `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`,
+      attempts: 1,
+      runId: run.runId,
+      page: message.page,
+      now: deps.clock.now(),
+    });
+  }
+  deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
+  return { loaded: results.length - failed, failed };
+}
+
+/** Records a planned pause, then re-enqueues the same page for when it ends. */
+async function defer(context: StepContext, untilMs: number, reason: string): Promise<StepResult> {
+  const { deps, run, message } = context;
+  const now = deps.clock.now();
+  await deps.runs.defer(run.runId, run.epoch, message.page, untilMs, now);
+  const via = await deps.queue.sendAt({ ...message, deferred: true }, untilMs, now);
+  deps.metrics.count(METRIC.deferrals);
+  context.log.info('page deferred', { until: new Date(untilMs).toISOString(), reason, via: via.via });
+  return { outcome: 'deferred', until: untilMs };
+}
+
+/**
+ * A page whose fetch failed for good: record it; continue past it when the connector can
+ * compute the next cursor without the response, otherwise end the run failed with its
+ * checkpoint intact (DESIGN §6).
+ */
+async function pageDeadLettered(
+  context: StepContext,
+  reason: string,
+  errorClass: 'transient' | 'permanent',
+  attempts: number,
+): Promise<StepResult> {
+  const { deps, run, message, connector, config } = context;
+  await deps.deadLetters.record({
+    sourceId: run.sourceId,
+    kind: 'page',
+    ref: message.cursor ?? '',
+    errorClass,
+    reason,
+    attempts,
+    runId: run.runId,
+    page: message.page,
+    now: deps.clock.now(),
+  });
+  deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
+  const manifest = connector.manifestFor(config);
+  if (manifest.cursorComputableWithoutResponse && connector.nextCursorWithoutResponse) {
+    context.log.warn('page dead-lettered; continuing with the computed next cursor', { reason });
+    return commitAndContinue(context, {
+      cursor: connector.nextCursorWithoutResponse(config, message.cursor),
+      watermark: run.checkpoint?.watermark ?? context.params.since,
+      processed: 0,
+      errors: 1,
+      total: null,
+    });
+  }
+  context.log.error('page dead-lettered; the run cannot continue past it', { reason });
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: { reason: 'page_failed', message: `page ${message.page} could not be fetched: ${reason}` },
+  });
+  return { outcome: 'failed', reason: 'page_failed' };
+}
+
+/** Commits the page (DESIGN §4.1) and enqueues its successor or ends the run. */
+export async function commitAndContinue(
+  context: StepContext,
+  page: {
+    cursor: string | null;
+    watermark: string | null;
+    processed: number;
+    errors: number;
+    total: number | null;
+  },
+): Promise<StepResult> {
+  const { deps, run, message } = context;
+  try {
+    await deps.runs.commitPage({
+      runId: run.runId,
+      epoch: run.epoch,
+      page: message.page,
+      checkpoint: { cursor: page.cursor, watermark: page.watermark },
+      processed: page.processed,
+      errors: page.errors,
+      total: page.total,
+      now: deps.clock.now(),
+    });
+  } catch (error) {
+    if (error instanceof DuplicatePageError) {
+      context.log.info('page already committed by another delivery; dropping');
+      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });
+      return { outcome: 'dropped', reason: 'duplicate_page' };
+    }
+    throw error;
+  }
+  deps.metrics.count(METRIC.pagesCommitted);
+  await context.checkpointHook('afterCommit');
+  if (page.cursor === null) {
+    await finishSucceeded(deps, run);
+    return { outcome: 'committed', next: 'finished' };
+  }
+  if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
+  await deps.queue.send({
+    v: 1,
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch: run.epoch,
+    page: message.page + 1,
+    cursor: page.cursor,
+  });
+  return { outcome: 'committed', next: 'enqueued' };
+}

@@ -1,0 +1,40 @@
+import type { ResumeVerdict, SyncRun } from '../run/model.js';
+import type { EngineDeps } from './deps.js';
+
+/**
+ * Re-arms a run under a new epoch and enqueues where it continues: page 1 with no cursor
+ * (`from: 'scratch'`) or the page after its checkpoint (`from: 'checkpoint'`). The fence is
+ * conditional on the epoch read, so two deciders racing cannot both enqueue.
+ */
+export async function rearm(
+  deps: EngineDeps,
+  run: SyncRun,
+  decision: { verdict: ResumeVerdict; from: 'scratch' | 'checkpoint'; countRestart: boolean },
+): Promise<number> {
+  const now = deps.clock.now();
+  const fromCheckpoint = decision.from === 'checkpoint' && run.checkpoint !== null;
+  const epoch = await deps.runs.fence({
+    runId: run.runId,
+    epoch: run.epoch,
+    resume: { reason: decision.verdict, from: fromCheckpoint ? 'checkpoint' : 'scratch', at: now },
+    reset: !fromCheckpoint,
+    countRestart: decision.countRestart,
+    now,
+  });
+  await deps.queue.send({
+    v: 1,
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch,
+    page: fromCheckpoint ? run.nextPage : 1,
+    cursor: fromCheckpoint ? (run.checkpoint?.cursor ?? null) : null,
+  });
+  deps.logger.info('run re-armed', {
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch,
+    verdict: decision.verdict,
+    from: fromCheckpoint ? 'checkpoint' : 'scratch',
+  });
+  return epoch;
+}

@@ -1,0 +1,153 @@
+import pLimit from 'p-limit';
+import type { Entity } from '../connectors/contract.js';
+import { METRIC } from '../observability/metrics.js';
+import { retryWithBackoff } from '../retry/loop.js';
+import type { DeadLetter } from '../store/dead-letters.js';
+import type { StepContext, StepResult } from './page-step.js';
+import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
+
+/** Dead letters a retry-failed page takes at once. */
+export const RETRY_PAGE_SIZE = 25;
+/** Item re-fetches in flight at once within one retry page. */
+const RETRY_CONCURRENCY = 5;
+
+type EntryOutcome =
+  | { readonly kind: 'resolved'; readonly entities: Entity[] }
+  | {
+      readonly kind: 'failed';
+      readonly reason: string;
+      readonly errorClass: 'transient' | 'permanent';
+      readonly attempts: number;
+    }
+  | { readonly kind: 'defer'; readonly untilMs: number };
+
+/**
+ * A `dlq_retry` page (DESIGN §6): the next slice of the source's dead letters that were open
+ * when the run started. Items are re-fetched by id, pages by cursor; resolved entries leave
+ * dead_letters, failing ones stay with one more attempt and the new error. The cursor walks the
+ * dead_letters table itself, so the run needs no snapshot and never moves a source cursor.
+ */
+export async function retryFailedPage(context: StepContext): Promise<StepResult> {
+  const { deps, run, message, params } = context;
+  const slice = await deps.deadLetters.list(run.sourceId, {
+    limit: RETRY_PAGE_SIZE,
+    cursor: message.cursor,
+    failedBefore: params.deadLettersBefore ?? run.createdAt,
+  });
+  const limit = pLimit(RETRY_CONCURRENCY);
+  const outcomes = await Promise.all(slice.items.map((entry) => limit(() => retryEntry(context, entry))));
+  context.ensureOwned();
+  const deferral = outcomes.find((o): o is Extract<EntryOutcome, { kind: 'defer' }> => o.kind === 'defer');
+  if (deferral) {
+    // One entry must wait longer than a worker may sleep: retry the whole slice later.
+    const now = deps.clock.now();
+    await deps.runs.defer(run.runId, run.epoch, message.page, deferral.untilMs, now);
+    await deps.queue.sendAt({ ...message, deferred: true }, deferral.untilMs, now);
+    deps.metrics.count(METRIC.deferrals);
+    return { outcome: 'deferred', until: deferral.untilMs };
+  }
+  const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
+  const loaded = await loadEntities(context, entities);
+  let errors = loaded.failed;
+  for (const [index, outcome] of outcomes.entries()) {
+    const entry = slice.items[index]!;
+    if (outcome.kind === 'resolved') {
+      await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+    } else if (outcome.kind === 'failed') {
+      errors += 1;
+      await deps.deadLetters.record({
+        sourceId: run.sourceId,
+        kind: entry.kind,
+        ref: entry.ref,
+        errorClass: outcome.errorClass,
+        reason: outcome.reason,
+        attempts: outcome.attempts,
+        runId: run.runId,
+        page: message.page,
+        now: deps.clock.now(),
+      });
+    }
+  }
+  await context.checkpointHook('afterLoad');
+  return commitAndContinue(context, {
+    cursor: slice.cursor ?? null,
+    watermark: null,
+    processed: loaded.loaded,
+    errors,
+    total: null,
+  });
+}
+
+async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
+  return entry.kind === 'item' ? retryItem(context, entry) : retryPage(context, entry);
+}
+
+async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
+  const { deps, connector, config, heartbeat } = context;
+  const outcome = await retryWithBackoff(
+    () =>
+      connector.fetchItem(config, entry.ref, {
+        fetch: deps.fetch,
+        secrets: deps.secrets,
+        since: null,
+        signal: heartbeat.signal,
+      }),
+    (error) => connector.classify(error, deps.retry.now()),
+    deps.retry,
+  );
+  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
+  if (outcome.kind === 'dead_letter') {
+    return {
+      kind: 'failed',
+      reason: outcome.reason,
+      errorClass: outcome.errorClass,
+      attempts: outcome.attempts,
+    };
+  }
+  const normalized = connector.normalize(config, outcome.value);
+  if (!normalized.ok) {
+    return {
+      kind: 'failed',
+      reason: `invalid record: ${normalized.reason}`,
+      errorClass: 'permanent',
+      attempts: 1,
+    };
+  }
+  return { kind: 'resolved', entities: [normalized.entity] };
+}
+
+async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
+  const outcome = await fetchWithRetry(context, entry.ref === '' ? null : entry.ref);
+  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
+  if (outcome.kind === 'dead_letter') {
+    return {
+      kind: 'failed',
+      reason: outcome.reason,
+      errorClass: outcome.errorClass,
+      attempts: outcome.attempts,
+    };
+  }
+  const { deps, run, message } = context;
+  const entities: Entity[] = [];
+  for (const [index, raw] of outcome.value.items.entries()) {
+    const normalized = context.connector.normalize(context.config, raw);
+    if (normalized.ok) {
+      entities.push(normalized.entity);
+      continue;
+    }
+    // The page is recovered, but one of its records is invalid: it becomes an item entry of its own.
+    await deps.deadLetters.record({
+      sourceId: run.sourceId,
+      kind: 'item',
+      ref: normalized.ref ?? `retried-page-${message.page}-item-${index}`,
+      errorClass: 'permanent',
+      reason: `invalid record: ${normalized.reason}`,
+      attempts: 1,
+      runId: run.runId,
+      page: message.page,
+      payload: raw,
+      now: deps.clock.now(),
+    });
+  }
+  return { kind: 'resolved', entities };
+}

@@ -1,0 +1,61 @@
+import { ulid } from 'ulid';
+import { runParamsHash } from '../run/hash.js';
+import type { RunMode, SyncRun } from '../run/model.js';
+import type { EngineDeps } from './deps.js';
+
+/** A request to start a run. */
+export interface StartRunInput {
+  readonly sourceId: string;
+  readonly mode: RunMode;
+  /** Narrows what the run covers (connector-specific); part of the params hash. */
+  readonly scope?: unknown;
+}
+
+/** The parameters a run records at its start, which stay fixed for its whole life. */
+export interface RunParams extends Record<string, unknown> {
+  /** Incremental runs: the source watermark when the run started. */
+  readonly since: string | null;
+  readonly scope: unknown;
+  /** The source's config hash at start: a resume compares it (`params_changed`). */
+  readonly configHash: string;
+  /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
+  readonly deadLettersBefore?: number;
+}
+
+/**
+ * Starts a run (DESIGN §1): takes the source lock and creates the queued run in one transaction,
+ * then enqueues page 1. A second start on a busy source fails with `SourceBusyError` naming the
+ * active run. If the enqueue is lost (a crash right here), the reaper finds the run queued and
+ * silent and enqueues page 1 itself.
+ */
+export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<SyncRun> {
+  const now = deps.clock.now();
+  const source = await deps.sources.require(input.sourceId);
+  const connector = deps.connectors.get(source.connector);
+  const config = connector.configSchema.parse(source.config) as Record<string, unknown>;
+  const params: RunParams = {
+    since: input.mode === 'incremental' ? source.watermark : null,
+    scope: input.scope ?? null,
+    configHash: source.configHash,
+    ...(input.mode === 'dlq_retry' ? { deadLettersBefore: now } : {}),
+  };
+  const run = await deps.lifecycle.createHoldingLock({
+    runId: ulid(now),
+    sourceId: source.sourceId,
+    mode: input.mode,
+    params,
+    paramsHash: runParamsHash({ mode: input.mode, connector: source.connector, config, scope: params.scope }),
+    resume: { reason: 'fresh_start', from: 'scratch', at: now },
+    now,
+  });
+  await deps.queue.send({
+    v: 1,
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch: run.epoch,
+    page: 1,
+    cursor: null,
+  });
+  deps.logger.info('run started', { runId: run.runId, sourceId: run.sourceId, mode: run.mode });
+  return run;
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { FakeSourceError } from './errors.js';
+import type { TruthEntity } from './model.js';
+import {
+  FAULT_PROFILES,
+  type FaultProfile,
+  type FaultProfileName,
+  faultProfileSchema,
+  type ResolvedFaultProfile,
+} from './profiles.js';
+import type { ChangeResult, SourceState } from './state.js';
+import type { StatsRecorder } from './stats.js';
+
+const profileNames = Object.keys(FAULT_PROFILES) as [FaultProfileName, ...FaultProfileName[]];
+/** An entity id (`e-000007`) or, for the GitHub shape, an issue number (7). */
+const refs = z.array(z.union([z.string().min(1), z.number().int().positive()]));
+
+/**
+ * A control command, as `POST /_control` takes it.
+ *
+ * @example { "action": "touch", "ids": ["e-000003", 4] }
+ */
+export const controlCommandSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('set-profile'),
+    profile: z.union([z.enum(profileNames), faultProfileSchema]),
+  }),
+  z.strictObject({ action: z.literal('fix'), ids: refs.optional() }),
+  z.strictObject({ action: z.literal('touch'), ids: refs }),
+  z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
+  z.strictObject({ action: z.literal('reset-stats') }),
+]);
+
+/** A parsed control command. */
+export type ControlCommand = z.infer<typeof controlCommandSchema>;
+
+/** What a control command did; `POST /_control` answers it as JSON. */
+export type ControlResult =
+  | { readonly ok: true; readonly action: 'set-profile'; readonly profile: ResolvedFaultProfile }
+  | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
+  | {
+      readonly ok: true;
+      readonly action: 'touch' | 'delete';
+      readonly changed: readonly TruthEntity[];
+      readonly unknownIds: readonly string[];
+    }
+  | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] };
+
+/**
+ * Changes the source while a run reads it, in process (`source.control`) or from another process
+ * through `POST /_control` — both go through the same code.
+ */
+export interface FakeSourceControl {
+  /** Switches fault profile; broken and not-found entities are chosen again from the seed. */
+  setProfile(profile: FaultProfile | FaultProfileName): ResolvedFaultProfile;
+  /** "The source was fixed": stops serving broken records and not-found items (all, or only `ids`). */
+  fix(ids?: readonly (string | number)[]): void;
+  /** Modifies entities (by id or issue number): updatedAt past every other, version + 1. */
+  touch(ids: readonly (string | number)[]): ChangeResult;
+  /** Deletes entities: they leave listings and item fetches. */
+  delete(ids: readonly (string | number)[]): ChangeResult;
+  /** Creates `count` entities, modified after every existing one. */
+  add(count: number): readonly TruthEntity[];
+  /** Zeroes the stats (the benchmark measures one phase at a time). */
+  resetStats(): void;
+  /** Validates and applies a command given as JSON; throws {@link FakeSourceError} when it is invalid. */
+  apply(command: unknown): ControlResult;
+}
+
+/** The control of one source. */
+export function createControl(state: SourceState, stats: StatsRecorder): FakeSourceControl {
+  const control: FakeSourceControl = {
+    setProfile: (profile) => state.setProfile(profile),
+    fix: (ids) => state.fix(ids),
+    touch: (ids) => state.touch(ids),
+    delete: (ids) => state.delete(ids),
+    add: (count) => state.add(count),
+    resetStats: () => stats.reset(),
+    apply(input) {
+      const parsed = controlCommandSchema.safeParse(input);
+      if (!parsed.success)
+        throw new FakeSourceError(`invalid control command: ${z.prettifyError(parsed.error)}`);
+      return run(control, parsed.data);
+    },
+  };
+  return control;
+}
+
+function run(control: FakeSourceControl, command: ControlCommand): ControlResult {
+  switch (command.action) {
+    case 'set-profile':
+      return { ok: true, action: command.action, profile: control.setProfile(command.profile) };
+    case 'fix':
+      control.fix(command.ids);
+      return { ok: true, action: command.action };
+    case 'reset-stats':
+      control.resetStats();
+      return { ok: true, action: command.action };
+    case 'touch':
+      return { ok: true, action: command.action, ...control.touch(command.ids) };
+    case 'delete':
+      return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'add':
+      return { ok: true, action: command.action, added: control.add(command.count) };
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * The fault-injecting fake source: an HTTP server imitating a rest-json API and GitHub's issues
+ * API, with deterministic faults, for integration tests, the demo, the chaos suite and the
+ * benchmark. Start one with {@link startFakeSource}.
+ */
+export {
+  type ControlCommand,
+  type ControlResult,
+  controlCommandSchema,
+  type FakeSourceControl,
+} from './control.js';
+export { FakeSourceError } from './errors.js';
+export { type FaultDecision, FaultInjector, RATE_LIMIT_QUOTA, TRANSIENT_STATUSES } from './faults.js';
+export { GITHUB_DEFAULT_PER_PAGE, GITHUB_MAX_PER_PAGE, githubTime } from './github.js';
+export { entityId, type TruthEntity } from './model.js';
+export {
+  FAULT_PROFILES,
+  type FaultOverride,
+  type FaultProfile,
+  type FaultProfileName,
+  faultProfileSchema,
+  isProfileName,
+  PROFILE_DEFAULTS,
+  type ResolvedFaultProfile,
+  resolveProfile,
+} from './profiles.js';
+export { decodeCursor, encodeCursor, MAX_LIMIT, type RestRecord } from './records.js';
+export { type FakeSource, type FakeSourceOptions, startFakeSource } from './server.js';
+export type { ChangeResult, GroundTruth } from './state.js';
+export type { RouteName, Stats } from './stats.js';

@@ -1,0 +1,155 @@
+import { FaultInjector } from './faults.js';
+import { EntityStore, type FakeEntity, type TruthEntity, toTruth } from './model.js';
+import { hash32, mulberry32, shuffled } from './prng.js';
+import {
+  type FaultProfile,
+  type FaultProfileName,
+  type ResolvedFaultProfile,
+  resolveProfile,
+} from './profiles.js';
+
+/** What the source really holds (`GET /_truth`): what a correct harvest must end up with. */
+export interface GroundTruth {
+  /** Every non-deleted entity in listing order (updatedAt, id), broken and not-found ones included. */
+  readonly entities: readonly TruthEntity[];
+  /** Live entities currently served as broken records: a correct run dead-letters exactly these. */
+  readonly invalidIds: readonly string[];
+  /** Entities deleted through control: no longer listed or fetchable. */
+  readonly deletedIds: readonly string[];
+  /** Live entities listed but answering 404 when fetched by id. */
+  readonly notFoundIds: readonly string[];
+}
+
+/** Result of `touch` and `delete`: what changed, and which references named nothing live. */
+export interface ChangeResult {
+  readonly changed: readonly TruthEntity[];
+  readonly unknownIds: readonly string[];
+}
+
+/**
+ * The mutable state of one fake source: its entities, its current profile and which entities it
+ * currently serves broken. Routes read it; control commands change it.
+ */
+export class SourceState {
+  readonly store: EntityStore;
+  readonly faults: FaultInjector;
+  private profileInUse: ResolvedFaultProfile;
+  private invalid = new Set<FakeEntity>();
+  private notFound = new Set<FakeEntity>();
+
+  constructor(
+    private readonly seed: number,
+    entities: number,
+    startAtMs: number,
+    profile: FaultProfile | FaultProfileName,
+    now: () => number,
+  ) {
+    this.store = new EntityStore(seed, entities, startAtMs);
+    this.profileInUse = resolveProfile(profile);
+    this.faults = new FaultInjector(seed, this.profileInUse, now);
+    this.chooseBrokenEntities();
+  }
+
+  /** The profile in force, with defaults applied. */
+  get profile(): ResolvedFaultProfile {
+    return this.profileInUse;
+  }
+
+  /**
+   * Switches profile. The broken and not-found entities are chosen again from the seed, so
+   * switching to a profile with breakage after `fix` breaks records again, deliberately.
+   */
+  setProfile(profile: FaultProfile | FaultProfileName): ResolvedFaultProfile {
+    this.profileInUse = resolveProfile(profile);
+    this.faults.setProfile(this.profileInUse);
+    this.chooseBrokenEntities();
+    return this.profileInUse;
+  }
+
+  /**
+   * "The source was fixed": broken records are served valid and not-found items are found again —
+   * all of them, or only the entities named (a partial fix, for retry-failed runs that still fail some).
+   */
+  fix(refs?: readonly (string | number)[]): void {
+    if (refs === undefined) {
+      this.invalid.clear();
+      this.notFound.clear();
+      return;
+    }
+    for (const ref of refs) {
+      const entity = this.store.find(ref);
+      if (!entity) continue;
+      this.invalid.delete(entity);
+      this.notFound.delete(entity);
+    }
+  }
+
+  /** True when the entity is currently served as a broken record. */
+  isInvalid(entity: FakeEntity): boolean {
+    return this.invalid.has(entity);
+  }
+
+  /** True when fetching the entity by id answers 404 (deleted, or chosen as not found). */
+  isHiddenFromFetch(entity: FakeEntity): boolean {
+    return entity.deleted || this.notFound.has(entity);
+  }
+
+  /** Modifies live entities (later than every other, version + 1), in the order given. */
+  touch(refs: readonly (string | number)[]): ChangeResult {
+    return this.change(refs, (entity) => this.store.touch(entity));
+  }
+
+  /** Deletes live entities. */
+  delete(refs: readonly (string | number)[]): ChangeResult {
+    return this.change(refs, (entity) => this.store.delete(entity));
+  }
+
+  /** Creates `count` new entities, modified after every existing one; they are never broken. */
+  add(count: number): readonly TruthEntity[] {
+    return this.store.add(count).map(toTruth);
+  }
+
+  /** The ground truth as it stands now. */
+  truth(): GroundTruth {
+    const live = (set: Set<FakeEntity>) =>
+      [...set]
+        .filter((e) => !e.deleted)
+        .sort((a, b) => a.number - b.number)
+        .map((e) => e.id);
+    return {
+      entities: this.store.live().map(toTruth),
+      invalidIds: live(this.invalid),
+      deletedIds: this.store
+        .all()
+        .filter((e) => e.deleted)
+        .map((e) => e.id),
+      notFoundIds: live(this.notFound),
+    };
+  }
+
+  private change(refs: readonly (string | number)[], apply: (entity: FakeEntity) => void): ChangeResult {
+    const changed: TruthEntity[] = [];
+    const unknownIds: string[] = [];
+    for (const ref of refs) {
+      const entity = this.store.find(ref);
+      if (!entity || entity.deleted) {
+        unknownIds.push(String(ref));
+        continue;
+      }
+      apply(entity);
+      changed.push(toTruth(entity));
+    }
+    return { changed, unknownIds };
+  }
+
+  // Broken and not-found entities are disjoint, so each fault is observed on its own.
+  private chooseBrokenEntities(): void {
+    const order = shuffled(
+      this.store.all().filter((e) => !e.deleted),
+      mulberry32(hash32(this.seed, 'breakage')),
+    );
+    const { invalidRecords, itemNotFound } = this.profileInUse;
+    this.invalid = new Set(order.slice(0, invalidRecords));
+    this.notFound = new Set(order.slice(invalidRecords, invalidRecords + itemNotFound));
+  }
+}

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { AwsClients } from '../aws/clients.js';
+import type { EngineDeps } from '../engine/deps.js';
+import { drainDeadMessage } from '../engine/drain.js';
+import { handlePageRecord } from '../engine/page-batch.js';
+import { type ReapReport, reap } from '../engine/reaper.js';
+import { startRun } from '../engine/start-run.js';
+import type { ResolvedResources } from '../resources/bootstrap.js';
+import { RUN_MODES } from '../run/model.js';
+import { SourceBusyError } from '../store/errors.js';
+import { ScheduleFirer, type ScheduleTarget } from './schedule-firer.js';
+import { pollQueue } from './sqs-poller.js';
+
+/** ARN the local runtime answers for the start-run function (source schedules target it). */
+export const LOCAL_START_RUN_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:harvester-start-run';
+
+/** Input a recurring source schedule sends to the start-run target. */
+export const ScheduledStartSchema = z.object({ sourceId: z.string().min(1), mode: z.enum(RUN_MODES) });
+
+/** Options of {@link LocalRuntime}. */
+export interface LocalRuntimeOptions {
+  readonly deps: EngineDeps;
+  readonly clients: AwsClients;
+  readonly resources: ResolvedResources;
+  /** In-process page workers (pollers). Default 2. */
+  readonly workers?: number;
+  /** Page workers as child processes, which can really be SIGKILLed. Default 0. */
+  readonly processWorkers?: number;
+  /** Extra environment for worker processes (endpoint and names are passed automatically). */
+  readonly workerEnv?: Record<string, string>;
+  readonly batchSize?: number;
+  /** Reaper cadence; AWS runs it every minute. */
+  readonly reaperIntervalMs?: number;
+  /** How often due schedules are looked for. */
+  readonly scheduleIntervalMs?: number;
+  readonly redeliveryDelay?: (receiveCount: number) => number;
+}
+
+/**
+ * The managed parts of AWS that an emulator does not play (DESIGN §10): Lambda's SQS event
+ * source mappings for the page queue and its DLQ, the reaper's one-minute schedule, and
+ * EventBridge Scheduler firing due schedules. It runs the same engine functions as the Lambda
+ * handlers; it is not a second implementation of the worker.
+ */
+export class LocalRuntime {
+  private readonly controller = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly children = new Set<ChildProcess>();
+  readonly firer: ScheduleFirer;
+
+  constructor(private readonly options: LocalRuntimeOptions) {
+    const { deps, clients, resources } = options;
+    const targets = new Map<string, ScheduleTarget>([
+      [resources.pageQueueArn, async (input) => void (await deps.queue.send(JSON.parse(input)))],
+      [LOCAL_START_RUN_ARN, (input) => this.startScheduledRun(input)],
+    ]);
+    this.firer = new ScheduleFirer(clients.scheduler, resources.names.scheduleGroup, targets, deps.logger);
+  }
+
+  /** Starts the pollers, worker processes, the reaper tick and the schedule firing. */
+  start(): this {
+    const { deps, clients, resources } = this.options;
+    const signal = this.controller.signal;
+    for (let i = 0; i < (this.options.workers ?? 2); i++) {
+      this.loops.push(
+        pollQueue({
+          sqs: clients.sqs,
+          queueUrl: resources.pageQueueUrl,
+          handler: (m) => handlePageRecord(deps, m),
+          logger: deps.logger,
+          signal,
+          batchSize: this.options.batchSize ?? 1,
+          ...(this.options.redeliveryDelay ? { redeliveryDelay: this.options.redeliveryDelay } : {}),
+        }),
+      );
+    }
+    this.loops.push(
+      pollQueue({
+        sqs: clients.sqs,
+        queueUrl: resources.pageDlqUrl,
+        handler: (m) => drainDeadMessage(deps, m.body, m.receiveCount),
+        logger: deps.logger,
+        signal,
+        batchSize: 5,
+      }),
+    );
+    for (let i = 0; i < (this.options.processWorkers ?? 0); i++) this.spawnWorker();
+    this.every(this.options.reaperIntervalMs ?? 60_000, () => this.reapNow());
+    this.every(this.options.scheduleIntervalMs ?? 1_000, () => this.firer.tick());
+    return this;
+  }
+
+  /** Runs one reaper pass now. */
+  reapNow(): Promise<ReapReport> {
+    return reap(this.options.deps);
+  }
+
+  /** PIDs of the live worker processes (the demo and the chaos suite SIGKILL them). */
+  workerPids(): number[] {
+    return [...this.children].map((c) => c.pid!).filter(Boolean);
+  }
+
+  /** Stops everything this runtime started and waits for in-flight work to settle. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    for (const timer of this.timers) clearInterval(timer);
+    const exits = [...this.children].map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    for (const child of this.children) child.kill('SIGTERM');
+    await Promise.all([...this.loops, ...exits]);
+  }
+
+  private every(intervalMs: number, work: () => Promise<unknown>): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running || this.controller.signal.aborted) return;
+      running = true;
+      work()
+        .catch((error: unknown) =>
+          this.options.deps.logger.error('local runtime task failed', { error: String(error) }),
+        )
+        .finally(() => {
+          running = false;
+        });
+    }, intervalMs);
+    this.timers.push(timer);
+  }
+
+  private async startScheduledRun(input: string): Promise<void> {
+    const request = ScheduledStartSchema.parse(JSON.parse(input));
+    try {
+      await startRun(this.options.deps, request);
+    } catch (error) {
+      if (!(error instanceof SourceBusyError)) throw error;
+      this.options.deps.logger.info('scheduled run skipped: the source has an active run', {
+        ...request,
+        activeRunId: error.activeRunId,
+      });
+    }
+  }
+
+  private spawnWorker(): void {
+    const { resources } = this.options;
+    const entry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        ...process.env,
+        ...this.options.workerEnv,
+        PAGE_QUEUE_URL: resources.pageQueueUrl,
+        PAGE_QUEUE_ARN: resources.pageQueueArn,
+        SYNC_RUNS_TABLE: resources.names.syncRunsTable,
+        SOURCES_TABLE: resources.names.sourcesTable,
+        DEAD_LETTERS_TABLE: resources.names.deadLettersTable,
+        ITEMS_TABLE: resources.names.itemsTable,
+        EVENT_BUS_NAME: resources.names.eventBus,
+        SCHEDULE_GROUP: resources.names.scheduleGroup,
+      },
+    });
+    this.children.add(child);
+    child.once('exit', () => {
+      this.children.delete(child);
+      // Like Lambda, a dead worker is replaced by a fresh one; its in-flight message is not.
+      if (!this.controller.signal.aborted) this.spawnWorker();
+    });
+  }
+}

@@ -1,0 +1,111 @@
+import {
+  DeleteScheduleCommand,
+  GetScheduleCommand,
+  ListSchedulesCommand,
+  ResourceNotFoundException,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import type { HarvesterLogger } from '../observability/logger.js';
+
+/** Delivers a fired schedule's input to its target. */
+export type ScheduleTarget = (input: string) => Promise<void>;
+
+/** Parses `at(yyyy-mm-ddThh:mm:ss)` (UTC) into epoch ms, or undefined for other expressions. */
+export function parseAtExpression(expression: string): number | undefined {
+  const match = /^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$/.exec(expression);
+  return match ? Date.parse(`${match[1]}Z`) : undefined;
+}
+
+const RATE_UNITS: Record<string, number> = {
+  minute: 60_000,
+  minutes: 60_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+
+/** Parses `rate(N unit)` into a period in ms, or undefined. */
+export function parseRateExpression(expression: string): number | undefined {
+  const match = /^rate\((\d+)\s+(minutes?|hours?|days?)\)$/.exec(expression);
+  if (!match) return undefined;
+  return Number(match[1]) * RATE_UNITS[match[2]!]!;
+}
+
+/**
+ * Plays EventBridge Scheduler for an emulator that stores schedules but never fires them:
+ * one-time `at(...)` schedules fire once when due and are deleted (ActionAfterCompletion
+ * DELETE); recurring `rate(...)` schedules fire every period from when this firer first saw
+ * them. Targets are resolved by ARN. `cron(...)` expressions are not fired locally.
+ */
+export class ScheduleFirer {
+  private readonly firstSeen = new Map<string, number>();
+  private readonly lastFired = new Map<string, number>();
+
+  constructor(
+    private readonly scheduler: SchedulerClient,
+    private readonly groupName: string,
+    private readonly targets: ReadonlyMap<string, ScheduleTarget>,
+    private readonly logger: HarvesterLogger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Fires every due schedule once; returns the names fired. */
+  async tick(): Promise<string[]> {
+    const fired: string[] = [];
+    let token: string | undefined;
+    const names: string[] = [];
+    do {
+      const page = await this.scheduler.send(
+        new ListSchedulesCommand({ GroupName: this.groupName, NextToken: token }),
+      );
+      names.push(...(page.Schedules ?? []).map((s) => s.Name!).filter(Boolean));
+      token = page.NextToken;
+    } while (token);
+    for (const name of names) {
+      if (await this.fireIfDue(name)) fired.push(name);
+    }
+    return fired;
+  }
+
+  private async fireIfDue(name: string): Promise<boolean> {
+    let schedule;
+    try {
+      schedule = await this.scheduler.send(new GetScheduleCommand({ Name: name, GroupName: this.groupName }));
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return false;
+      throw error;
+    }
+    const expression = schedule.ScheduleExpression ?? '';
+    const now = this.now();
+    const at = parseAtExpression(expression);
+    const period = parseRateExpression(expression);
+    if (at !== undefined) {
+      if (at > now) return false;
+      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
+      await this.scheduler
+        .send(new DeleteScheduleCommand({ Name: name, GroupName: this.groupName }))
+        .catch(() => undefined);
+      return true;
+    }
+    if (period !== undefined && schedule.State !== 'DISABLED') {
+      if (!this.firstSeen.has(name)) this.firstSeen.set(name, now);
+      const last = this.lastFired.get(name) ?? this.firstSeen.get(name)!;
+      if (now - last < period) return false;
+      this.lastFired.set(name, now);
+      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
+      return true;
+    }
+    return false;
+  }
+
+  private async deliver(name: string, arn: string | undefined, input: string | undefined): Promise<void> {
+    const target = arn ? this.targets.get(arn) : undefined;
+    if (!target) {
+      this.logger.warn('schedule target unknown to the local runtime', { schedule: name, arn });
+      return;
+    }
+    this.logger.info('firing schedule', { schedule: name });
+    await target(input ?? '{}');
+  }
+}

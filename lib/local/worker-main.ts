@@ -1,0 +1,32 @@
+/**
+ * A page worker as its own process (started by the local runtime with `node --import tsx`), so
+ * the demo and the chaos suite can SIGKILL a real worker mid-page. Reads its wiring from the
+ * environment (see LocalRuntime.spawnWorker) and polls the page queue until SIGTERM.
+ */
+import { createAwsClients } from '../aws/clients.js';
+import { loadConfig } from '../config/env.js';
+import { createEngineDeps } from '../engine/create.js';
+import { handlePageRecord } from '../engine/page-batch.js';
+import { pollQueue } from './sqs-poller.js';
+
+const config = loadConfig();
+if (!config.pageQueueUrl || !config.pageQueueArn)
+  throw new Error('worker process needs PAGE_QUEUE_URL and PAGE_QUEUE_ARN');
+const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
+const deps = createEngineDeps({
+  config,
+  clients,
+  queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
+});
+const controller = new AbortController();
+process.once('SIGTERM', () => controller.abort());
+process.once('SIGINT', () => controller.abort());
+deps.logger.info('worker process started', { pid: process.pid });
+await pollQueue({
+  sqs: clients.sqs,
+  queueUrl: config.pageQueueUrl,
+  handler: (m) => handlePageRecord(deps, m),
+  logger: deps.logger,
+  signal: controller.signal,
+});
+process.exit(0);

@@ -1,0 +1,50 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+/** Metric names published to CloudWatch (EMF) under the `Harvester` namespace; the dashboard reads these. */
+export const METRIC = {
+  pagesCommitted: 'PagesCommitted',
+  itemsLoaded: 'ItemsLoaded',
+  retries: 'Retries',
+  deferrals: 'Deferrals',
+  deadLetters: 'DeadLetters',
+  droppedMessages: 'DroppedMessages',
+  runsSucceeded: 'RunsSucceeded',
+  runsFailed: 'RunsFailed',
+  runsResumed: 'RunsResumed',
+  runDurationSeconds: 'RunDurationSeconds',
+} as const;
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+export const METRICS_NAMESPACE = 'Harvester';
+
+/** The engine's view of metrics: counts with an optional dimension, published once per invocation. */
+export interface EngineMetrics {
+  count(name: MetricName, value?: number, dimension?: { name: string; value: string }): void;
+  seconds(name: MetricName, value: number): void;
+  flush(): void;
+}
+
+/** Metrics that go nowhere (tests, the local runtime unless asked). */
+export const noMetrics: EngineMetrics = { count() {}, seconds() {}, flush() {} };
+
+/** Powertools EMF metrics: each flush writes one structured log line CloudWatch turns into metrics. */
+export function powertoolsMetrics(): EngineMetrics {
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'harvester' });
+  return {
+    count(name, value = 1, dimension) {
+      if (dimension) {
+        const single = metrics.singleMetric();
+        single.addDimension(dimension.name, dimension.value);
+        single.addMetric(name, MetricUnit.Count, value);
+        return;
+      }
+      metrics.addMetric(name, MetricUnit.Count, value);
+    },
+    seconds(name, value) {
+      metrics.addMetric(name, MetricUnit.Seconds, value);
+    },
+    flush() {
+      metrics.publishStoredMetrics();
+    },
+  };
+}

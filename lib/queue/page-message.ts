@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * One page of work, as carried by SQS (and by deferral schedules). The message names the run,
+ * the epoch that enqueued it and the page sequence number: the worker's conditional writes on
+ * those three make duplicates and stale messages harmless.
+ */
+export const PageMessageSchema = z.strictObject({
+  v: z.literal(1),
+  runId: z.string().min(1).max(64),
+  sourceId: z.string().min(1).max(128),
+  epoch: z.number().int().positive(),
+  page: z.number().int().positive(),
+  /** Cursor of this page; null for the first page of a stream. */
+  cursor: z.string().max(8_192).nullable(),
+  /** Set when the message wakes a deferred page: the continuation checks the freshness budget. */
+  deferred: z.boolean().optional(),
+});
+export type PageMessage = z.infer<typeof PageMessageSchema>;
+
+/** Raised for a body that is not a page message (the redrive drain turns such messages into dead letters). */
+export class MalformedMessageError extends Error {
+  override readonly name = 'MalformedMessageError';
+}
+
+/** Parses an SQS body into a page message, or throws {@link MalformedMessageError} naming the problem. */
+export function parsePageMessage(body: string): PageMessage {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new MalformedMessageError('message body is not JSON');
+  }
+  const parsed = PageMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
+    throw new MalformedMessageError(`message is not a page message: ${problems}`);
+  }
+  return parsed.data;
+}

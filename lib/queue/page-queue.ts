@@ -1,0 +1,86 @@
+import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { RELIABILITY } from '../config/constants.js';
+import type { PageMessage } from './page-message.js';
+
+/** Where deferred pages go when the wait is longer than SQS can delay. */
+export interface DeferralTarget {
+  readonly scheduler: SchedulerClient;
+  readonly groupName: string;
+  readonly queueArn: string;
+  /** Role EventBridge Scheduler assumes to send to the queue. */
+  readonly roleArn: string;
+}
+
+/** How a page was (re-)enqueued. */
+export type Enqueued =
+  | { readonly via: 'queue'; readonly delaySeconds: number }
+  | { readonly via: 'schedule'; readonly name: string; readonly at: string };
+
+/** Deterministic schedule name for a deferred page: a retried deferral finds the existing schedule. */
+export function deferralScheduleName(message: PageMessage): string {
+  return `defer-${message.runId}-e${message.epoch}-p${message.page}`.slice(0, 64);
+}
+
+/** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the next second. */
+export function atExpression(ms: number): string {
+  return `at(${new Date(Math.ceil(ms / 1_000) * 1_000).toISOString().slice(0, 19)})`;
+}
+
+/**
+ * The page queue: sends page messages now, later (SQS `DelaySeconds` up to 900 s), or much
+ * later (an EventBridge Scheduler one-time schedule that sends the message when due and
+ * deletes itself).
+ */
+export class PageQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    readonly queueUrl: string,
+    private readonly deferral: DeferralTarget | undefined,
+  ) {}
+
+  /** Sends a page message, optionally delayed by up to 900 s. */
+  async send(message: PageMessage, delaySeconds = 0): Promise<void> {
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(message),
+        DelaySeconds: Math.max(0, Math.min(900, Math.ceil(delaySeconds))),
+      }),
+    );
+  }
+
+  /** Enqueues `message` to be processed at `untilMs`, through SQS or a one-time schedule. */
+  async sendAt(message: PageMessage, untilMs: number, now: number): Promise<Enqueued> {
+    const waitMs = Math.max(0, untilMs - now);
+    if (waitMs <= RELIABILITY.maxQueueDelayMs) {
+      const delaySeconds = Math.ceil(waitMs / 1_000);
+      await this.send(message, delaySeconds);
+      return { via: 'queue', delaySeconds };
+    }
+    if (!this.deferral) throw new Error('no Scheduler target configured for deferrals beyond 900 s');
+    const name = deferralScheduleName(message);
+    const at = atExpression(untilMs);
+    try {
+      await this.deferral.scheduler.send(
+        new CreateScheduleCommand({
+          Name: name,
+          GroupName: this.deferral.groupName,
+          ScheduleExpression: at,
+          ScheduleExpressionTimezone: 'UTC',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          ActionAfterCompletion: 'DELETE',
+          Target: {
+            Arn: this.deferral.queueArn,
+            RoleArn: this.deferral.roleArn,
+            Input: JSON.stringify(message),
+          },
+        }),
+      );
+    } catch (error) {
+      // The same deferral retried (a redelivered message): the schedule is already there.
+      if (!(error instanceof ConflictException)) throw error;
+    }
+    return { via: 'schedule', name, at };
+  }
+}

@@ -1,0 +1,280 @@
+import { createHash } from 'node:crypto';
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  type CreateScheduleCommandInput,
+  DeleteScheduleCommand,
+  GetScheduleCommand,
+  ListSchedulesCommand,
+  ResourceNotFoundException,
+  type SchedulerClient,
+  UpdateScheduleCommand,
+  ValidationException,
+} from '@aws-sdk/client-scheduler';
+import { z } from 'zod';
+import type { EngineDeps } from '../engine/deps.js';
+import { startRun } from '../engine/start-run.js';
+import { ScheduledStartSchema } from '../local/runtime.js';
+import { RUN_MODES } from '../run/model.js';
+import { SourceBusyError, SourceNotFoundError } from '../store/errors.js';
+import type { SourceSchedule } from '../store/sources.js';
+
+/**
+ * A source's recurring schedules as EventBridge Scheduler schedules (DESIGN §9): each schedule
+ * of a source is one Scheduler schedule in the Harvester group that invokes the start-run target
+ * with `{sourceId, mode}`. Names are deterministic, so reconciling is idempotent: an API retry
+ * after a partial failure converges on the same set instead of duplicating schedules.
+ */
+
+/** Most schedules one source may have; keeps schedule names to one digit and a source's footprint small. */
+export const MAX_SCHEDULES_PER_SOURCE = 10;
+
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+const CRON_FIELD = /^[0-9A-Za-z*?,/#-]+$/;
+
+/** Why an expression is not a valid recurring Scheduler expression, or undefined when it is. */
+export function scheduleExpressionProblem(expression: string): string | undefined {
+  const rate = RATE.exec(expression);
+  if (rate) {
+    const value = Number(rate[1]);
+    const plural = rate[2]!.endsWith('s');
+    if (value < 1) return 'a rate must be at least 1';
+    // Scheduler's own rule: a singular unit for 1, a plural one above.
+    if (value === 1 && plural) return 'use a singular unit for 1, e.g. rate(1 hour)';
+    if (value > 1 && !plural) return `use a plural unit above 1, e.g. rate(${value} ${rate[2]}s)`;
+    return undefined;
+  }
+  const cron = /^cron\((.+)\)$/.exec(expression);
+  if (!cron) return 'must be rate(value unit) or cron(minutes hours day-of-month month day-of-week year)';
+  const fields = cron[1]!.trim().split(/\s+/);
+  if (fields.length !== 6)
+    return 'a cron expression has six fields: minutes hours day-of-month month day-of-week year';
+  if (!fields.every((field) => CRON_FIELD.test(field)))
+    return 'a cron field contains an unsupported character';
+  const [, , dayOfMonth, , dayOfWeek] = fields;
+  if ((dayOfMonth === '?') === (dayOfWeek === '?'))
+    return 'exactly one of day-of-month and day-of-week must be "?"';
+  return undefined;
+}
+
+/** A recurring schedule as an administrator gives it; `rate(...)` or `cron(...)`, never one-time `at(...)`. */
+export const SourceScheduleSchema = z
+  .strictObject({
+    expression: z
+      .string()
+      .max(256)
+      .superRefine((value, ctx) => {
+        const problem = scheduleExpressionProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .meta({
+        description: 'EventBridge Scheduler expression, UTC',
+        examples: ['rate(1 hour)', 'cron(0 3 * * ? *)'],
+      }),
+    mode: z.enum(RUN_MODES).meta({ description: 'Mode of the runs this schedule starts' }),
+  })
+  .meta({ id: 'SourceSchedule', description: 'A recurring schedule that starts runs of the source' });
+
+const NAME_LIMIT = 64;
+
+/**
+ * Prefix of every schedule name of a source: `src-<sourceId>-`. Ids too long for Scheduler's
+ * 64-character names are shortened with a hash after a `.` (a character source ids never hold),
+ * so two sources can never share a prefix.
+ */
+export function scheduleNamePrefix(sourceId: string): string {
+  const plain = `src-${sourceId}-`;
+  if (plain.length + 1 <= NAME_LIMIT) return plain;
+  const hash = createHash('sha256').update(sourceId).digest('hex').slice(0, 12);
+  return `src-${sourceId.slice(0, 40)}.${hash}-`;
+}
+
+/** Deterministic name of a source's n-th schedule (`src-nightly-0`). */
+export function scheduleName(sourceId: string, index: number): string {
+  return `${scheduleNamePrefix(sourceId)}${index}`;
+}
+
+/** Scheduler refused a schedule (a cron it cannot run, say); `index` is its position in the source's list. */
+export class SourceScheduleError extends Error {
+  override readonly name = 'SourceScheduleError';
+  constructor(
+    message: string,
+    readonly index: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** What a reconciliation did, by schedule name. */
+export interface ReconcileReport {
+  readonly created: string[];
+  readonly updated: string[];
+  readonly deleted: string[];
+  readonly unchanged: string[];
+}
+
+/** Where source schedules live and what they invoke. */
+export interface SourceSchedulesOptions {
+  readonly groupName: string;
+  /** The start-run function (locally `LOCAL_START_RUN_ARN`, which the local runtime answers). */
+  readonly targetArn: string;
+  /** The role Scheduler assumes to invoke the target. */
+  readonly roleArn: string;
+}
+
+/** Creates, updates and removes a source's Scheduler schedules. */
+export class SourceSchedules {
+  constructor(
+    private readonly scheduler: SchedulerClient,
+    readonly options: SourceSchedulesOptions,
+  ) {}
+
+  /** Makes Scheduler hold exactly `schedules` for the source: creates new, updates changed, deletes removed. */
+  async reconcile(sourceId: string, schedules: readonly SourceSchedule[]): Promise<ReconcileReport> {
+    const report: ReconcileReport = { created: [], updated: [], deleted: [], unchanged: [] };
+    const existing = new Set(await this.names(sourceId));
+    for (const [index, schedule] of schedules.entries()) {
+      const name = scheduleName(sourceId, index);
+      const input = this.scheduleInput(name, sourceId, schedule);
+      const outcome = existing.has(name)
+        ? await this.updateIfChanged(input, index)
+        : await this.create(input, index);
+      report[outcome].push(name);
+      existing.delete(name);
+    }
+    for (const name of existing) {
+      await this.deleteQuietly(name);
+      report.deleted.push(name);
+    }
+    return report;
+  }
+
+  /** Removes every schedule of the source (idempotent). Returns the names removed. */
+  async remove(sourceId: string): Promise<string[]> {
+    return (await this.reconcile(sourceId, [])).deleted;
+  }
+
+  /** Names of the source's schedules in Scheduler, in index order. */
+  async names(sourceId: string): Promise<string[]> {
+    const prefix = scheduleNamePrefix(sourceId);
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.scheduler.send(
+        new ListSchedulesCommand({ GroupName: this.options.groupName, NamePrefix: prefix, NextToken: token }),
+      );
+      for (const s of page.Schedules ?? []) {
+        // The prefix alone would also match `src-<sourceId>-x-0` of another source `<sourceId>-x`.
+        if (s.Name && /^\d+$/.test(s.Name.slice(prefix.length)) && s.Name.startsWith(prefix))
+          names.push(s.Name);
+      }
+      token = page.NextToken;
+    } while (token);
+    return names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  }
+
+  private scheduleInput(
+    name: string,
+    sourceId: string,
+    schedule: SourceSchedule,
+  ): CreateScheduleCommandInput {
+    return {
+      Name: name,
+      GroupName: this.options.groupName,
+      Description: `Harvester: ${schedule.mode} run of source ${sourceId}`,
+      ScheduleExpression: schedule.expression,
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: {
+        Arn: this.options.targetArn,
+        RoleArn: this.options.roleArn,
+        Input: JSON.stringify({ sourceId, mode: schedule.mode }),
+      },
+    };
+  }
+
+  private async create(
+    input: CreateScheduleCommandInput,
+    index: number,
+  ): Promise<'created' | 'updated' | 'unchanged'> {
+    try {
+      await this.send(new CreateScheduleCommand(input), index);
+      return 'created';
+    } catch (error) {
+      // Created concurrently (or listed before an eventually consistent create): converge by update.
+      if (!(error instanceof ConflictException)) throw error;
+      return this.updateIfChanged(input, index);
+    }
+  }
+
+  private async updateIfChanged(
+    input: CreateScheduleCommandInput,
+    index: number,
+  ): Promise<'updated' | 'unchanged'> {
+    const current = await this.scheduler.send(
+      new GetScheduleCommand({ Name: input.Name, GroupName: input.GroupName }),
+    );
+    const same =
+      current.ScheduleExpression === input.ScheduleExpression &&
+      current.State === input.State &&
+      current.Target?.Arn === input.Target?.Arn &&
+      current.Target?.RoleArn === input.Target?.RoleArn &&
+      current.Target?.Input === input.Target?.Input;
+    if (same) return 'unchanged';
+    await this.send(new UpdateScheduleCommand(input), index);
+    return 'updated';
+  }
+
+  private async send(command: CreateScheduleCommand | UpdateScheduleCommand, index: number): Promise<void> {
+    try {
+      await this.scheduler.send(command as CreateScheduleCommand);
+    } catch (error) {
+      if (error instanceof ValidationException)
+        throw new SourceScheduleError(error.message, index, { cause: error });
+      throw error;
+    }
+  }
+
+  private async deleteQuietly(name: string): Promise<void> {
+    try {
+      await this.scheduler.send(new DeleteScheduleCommand({ Name: name, GroupName: this.options.groupName }));
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+  }
+}
+
+/** What one firing of a source schedule did. */
+export type ScheduledStartOutcome =
+  | { readonly started: true; readonly runId: string }
+  | { readonly started: false; readonly reason: 'source_busy'; readonly activeRunId: string }
+  | { readonly started: false; readonly reason: 'source_not_found' };
+
+/**
+ * The start-run target of a source schedule: starts a run of `{sourceId, mode}`. A busy source
+ * is skipped, not an error: the active run already covers the schedule's purpose, and failing
+ * would only make Scheduler retry into the same lock. A schedule outliving its source (deleted
+ * between the source and its schedules) is skipped too. Anything else throws, so Scheduler retries.
+ */
+export async function startScheduledRun(deps: EngineDeps, input: unknown): Promise<ScheduledStartOutcome> {
+  const request = ScheduledStartSchema.parse(typeof input === 'string' ? JSON.parse(input) : input);
+  try {
+    const run = await startRun(deps, request);
+    return { started: true, runId: run.runId };
+  } catch (error) {
+    if (error instanceof SourceBusyError) {
+      deps.logger.info('scheduled run skipped: the source has an active run', {
+        ...request,
+        activeRunId: error.activeRunId,
+      });
+      return { started: false, reason: 'source_busy', activeRunId: error.activeRunId };
+    }
+    if (error instanceof SourceNotFoundError) {
+      deps.logger.warn('scheduled run skipped: the source no longer exists', request);
+      return { started: false, reason: 'source_not_found' };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+import { RELIABILITY } from '../config/constants.js';
+import type { ResumeVerdict, SyncRun } from './model.js';
+
+/** What the reaper does with a silent run. */
+export type ResumeDecision =
+  | { readonly action: 'resume'; readonly verdict: 'resumed' }
+  | {
+      readonly action: 'restart';
+      readonly verdict: Extract<
+        ResumeVerdict,
+        'checkpoint_stale' | 'params_changed' | 'mode_not_resumable' | 'stream_unordered' | 'no_checkpoint'
+      >;
+    }
+  | { readonly action: 'fail'; readonly verdict: 'restart_limit' };
+
+/** Everything the decision depends on; no I/O. */
+export interface ResumeInput {
+  readonly run: Pick<SyncRun, 'mode' | 'checkpoint' | 'restarts' | 'paramsHash' | 'state' | 'nextPage'>;
+  /** Whether the connector (for this source's config) streams in global modification-time order. */
+  readonly orderedByModifiedTime: boolean;
+  /** The params hash the run would have if it started now (detects reconfiguration). */
+  readonly currentParamsHash: string;
+  readonly now: number;
+  readonly maxRestarts?: number;
+  readonly freshnessMs?: number;
+}
+
+/**
+ * Decides how a silent run continues (DESIGN §4.7, §4.8, §7). Order matters and each rule has a reason:
+ * 1. a run that died `maxRestarts` times is a crash loop: fail it (`restart_limit`) instead of burning workers;
+ * 2. with no committed page there is nothing to resume (`no_checkpoint`);
+ * 3. a checkpoint belongs to the parameters that produced it (`params_changed`);
+ * 4. old cursors are stale (`checkpoint_stale`, 6 h);
+ * 5. only incremental runs resume (`mode_not_resumable`): full and reconciliation runs must see
+ *    the whole catalog in one pass, retry-failed runs re-read dead letters that are still open;
+ * 6. and only over a stream ordered by modification time (`stream_unordered`), where everything
+ *    before the cursor is known to be loaded.
+ */
+export function decideResume(input: ResumeInput): ResumeDecision {
+  const { run } = input;
+  if (run.restarts >= (input.maxRestarts ?? RELIABILITY.maxRestartsPerRun))
+    return { action: 'fail', verdict: 'restart_limit' };
+  if (run.state === 'queued' || run.checkpoint === null || run.nextPage <= 1) {
+    return { action: 'restart', verdict: 'no_checkpoint' };
+  }
+  if (run.paramsHash !== input.currentParamsHash) return { action: 'restart', verdict: 'params_changed' };
+  if (input.now - run.checkpoint.at > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs)) {
+    return { action: 'restart', verdict: 'checkpoint_stale' };
+  }
+  if (run.mode !== 'incremental') return { action: 'restart', verdict: 'mode_not_resumable' };
+  if (!input.orderedByModifiedTime) return { action: 'restart', verdict: 'stream_unordered' };
+  return { action: 'resume', verdict: 'resumed' };
+}

@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { INDEX } from '../resources/definitions.js';
+import type { ErrorClass } from '../retry/errors.js';
+import { isConditionFailure } from './errors.js';
+import { decodeCursor, encodeCursor, type Page } from './paging.js';
+
+export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
+export type DeadLetterKind = (typeof DEAD_LETTER_KINDS)[number];
+
+/** One durable triage entry (DESIGN §3). */
+export interface DeadLetter {
+  readonly sourceId: string;
+  readonly entryId: string;
+  readonly kind: DeadLetterKind;
+  /** Entity id (items) or page cursor (pages; `null` cursor is stored as the empty string). */
+  readonly ref: string;
+  readonly errorClass: ErrorClass;
+  readonly reason: string;
+  /** Attempts over all runs that tried it. */
+  readonly attempts: number;
+  readonly firstFailedAt: number;
+  readonly lastFailedAt: number;
+  /** The run of the last failure. */
+  readonly runId: string;
+  /** The page the failure happened on, in that run. */
+  readonly page: number;
+  /** A bounded excerpt of the payload, for triage. */
+  readonly excerpt: string | null;
+}
+
+/** A failure to record. */
+export interface FailureRecord {
+  readonly sourceId: string;
+  readonly kind: DeadLetterKind;
+  readonly ref: string;
+  readonly errorClass: ErrorClass;
+  readonly reason: string;
+  readonly attempts: number;
+  readonly runId: string;
+  readonly page: number;
+  readonly payload?: unknown;
+  readonly now: number;
+}
+
+/** Longest excerpt kept of a failed payload: enough to triage, small enough never to threaten the item limit. */
+export const EXCERPT_MAX_CHARS = 2_000;
+
+/** Deterministic entry id: the same failure always lands on the same entry, so rewriting it is idempotent. */
+export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
+  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed.
+  return ref.length <= 200
+    ? `${kind}#${ref}`
+    : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
+}
+
+function excerptOf(payload: unknown): string | null {
+  if (payload === undefined) return null;
+  let text: string;
+  try {
+    text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  } catch {
+    text = String(payload);
+  }
+  return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
+}
+
+/** The dead_letters repository. */
+export class DeadLetterStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  /**
+   * Records a failure. The entry is keyed by kind + ref; its attempt count grows once per
+   * (run, page), so a redelivered page does not inflate it. Returns the entry id.
+   */
+  async record(failure: FailureRecord): Promise<string> {
+    const entryId = deadLetterEntryId(failure.kind, failure.ref);
+    const failureKey = `${failure.runId}#${failure.page}`;
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId: failure.sourceId, entryId },
+          UpdateExpression:
+            'SET #kind = :kind, #ref = :ref, errorClass = :class, reason = :reason, lastFailedAt = :now, runId = :runId, #page = :page, excerpt = :excerpt, failureKey = :key, firstFailedAt = if_not_exists(firstFailedAt, :now), attempts = if_not_exists(attempts, :zero) + :attempts',
+          ConditionExpression: 'attribute_not_exists(failureKey) OR failureKey <> :key',
+          ExpressionAttributeNames: { '#kind': 'kind', '#ref': 'ref', '#page': 'page' },
+          ExpressionAttributeValues: {
+            ':kind': failure.kind,
+            ':ref': failure.ref,
+            ':class': failure.errorClass,
+            ':reason': failure.reason,
+            ':now': failure.now,
+            ':runId': failure.runId,
+            ':page': failure.page,
+            ':excerpt': excerptOf(failure.payload),
+            ':key': failureKey,
+            ':zero': 0,
+            ':attempts': failure.attempts,
+          },
+        }),
+      );
+    } catch (error) {
+      // Same run and page recorded already: a redelivery; the entry is as it should be.
+      if (!isConditionFailure(error)) throw error;
+    }
+    return entryId;
+  }
+
+  async get(sourceId: string, entryId: string): Promise<DeadLetter | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { sourceId, entryId }, ConsistentRead: true }),
+    );
+    return Item as DeadLetter | undefined;
+  }
+
+  /** Removes a resolved entry (a retry loaded it). */
+  async resolve(sourceId: string, entryId: string): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { sourceId, entryId } }));
+  }
+
+  /** Open entries of a source, a page at a time, optionally only those of one error class or run. */
+  async list(
+    sourceId: string,
+    options: {
+      limit?: number;
+      cursor?: string | null;
+      runId?: string;
+      errorClass?: ErrorClass;
+      failedBefore?: number;
+    } = {},
+  ): Promise<Page<DeadLetter>> {
+    const filters: string[] = [];
+    const values: Record<string, unknown> = {};
+    if (options.failedBefore !== undefined) {
+      filters.push('firstFailedAt <= :before');
+      values[':before'] = options.failedBefore;
+    }
+    if (options.errorClass) {
+      filters.push('errorClass = :class');
+      values[':class'] = options.errorClass;
+    }
+    const byRun = options.runId !== undefined;
+    if (byRun) filters.push('sourceId = :sourceId');
+    const { Items = [], LastEvaluatedKey } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
+        KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
+        ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+        ExpressionAttributeValues: {
+          ':sourceId': sourceId,
+          ...(byRun ? { ':runId': options.runId } : {}),
+          ...values,
+        },
+        Limit: options.limit ?? 50,
+        ExclusiveStartKey: decodeCursor(options.cursor ?? undefined),
+      }),
+    );
+    return { items: Items as DeadLetter[], cursor: encodeCursor(LastEvaluatedKey) };
+  }
+
+  /** Every open entry of a source (for retry-failed snapshots and counts). */
+  async listAll(sourceId: string): Promise<DeadLetter[]> {
+    const all: DeadLetter[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.list(sourceId, { limit: 500, ...(cursor ? { cursor } : {}) });
+      all.push(...page.items);
+      cursor = page.cursor;
+    } while (cursor);
+    return all;
+  }
+}

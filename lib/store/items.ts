@@ -1,0 +1,165 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { RELIABILITY } from '../config/constants.js';
+import type { Entity } from '../connectors/contract.js';
+import { isConditionFailure } from './errors.js';
+
+/** A stored entity. */
+export interface StoredItem {
+  readonly sourceId: string;
+  readonly entityId: string;
+  readonly version: string;
+  readonly data: Record<string, unknown>;
+  readonly runId: string;
+  readonly syncedAt: number;
+  readonly lastSeenRunId?: string;
+  readonly tombstonedAt?: number;
+}
+
+/** Result of loading one entity. */
+export type LoadResult =
+  | { readonly entityId: string; readonly status: 'written' | 'kept_newer' }
+  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number };
+
+/** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
+export const LOAD_CONCURRENCY = 16;
+
+/** Serialized size of an item as DynamoDB roughly counts it (names + values, UTF-8). */
+export function approximateItemBytes(item: Record<string, unknown>): number {
+  return Buffer.byteLength(JSON.stringify(item), 'utf8');
+}
+
+/** The Items repository: idempotent, version-guarded loads (DESIGN §4.4). */
+export class ItemStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  /**
+   * Writes an entity unless a newer version is stored: `attribute_not_exists OR version <= :v`.
+   * A re-processed page rewrites the same version harmlessly; a late zombie write of an older
+   * version is refused and reported as `kept_newer`. Items over the size budget are not written.
+   */
+  async load(sourceId: string, entity: Entity, runId: string, now: number): Promise<LoadResult> {
+    const item = {
+      sourceId,
+      entityId: entity.id,
+      version: entity.version,
+      data: entity.data,
+      runId,
+      syncedAt: now,
+      lastSeenRunId: runId,
+    };
+    const bytes = approximateItemBytes(item);
+    if (bytes > RELIABILITY.maxItemBytes) return { entityId: entity.id, status: 'too_large', bytes };
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(entityId) OR #version <= :version',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':version': entity.version },
+        }),
+      );
+      return { entityId: entity.id, status: 'written' };
+    } catch (error) {
+      if (isConditionFailure(error)) return { entityId: entity.id, status: 'kept_newer' };
+      throw error;
+    }
+  }
+
+  /** Loads a page of entities with bounded parallelism; any storage error rejects (the page is retried whole). */
+  async loadAll(
+    sourceId: string,
+    entities: readonly Entity[],
+    runId: string,
+    now: number,
+  ): Promise<LoadResult[]> {
+    const limit = pLimit(LOAD_CONCURRENCY);
+    return Promise.all(entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now))));
+  }
+
+  /**
+   * Marks a stored entity as seen by a reconciliation run without rewriting it (an invalid
+   * record that still exists at the source, a stored version newer than the listing's).
+   * Unknown entities are left alone.
+   */
+  async markSeen(sourceId: string, entityId: string, runId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId, entityId },
+          UpdateExpression: 'SET lastSeenRunId = :runId',
+          ConditionExpression: 'attribute_exists(entityId)',
+          ExpressionAttributeValues: { ':runId': runId },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /**
+   * Tombstones every live item of a source that the reconciliation run `runId` did not see.
+   * Conditional on the item still being unseen, so an entity loaded concurrently is never
+   * tombstoned. Returns the ids tombstoned.
+   */
+  async tombstoneUnseen(sourceId: string, runId: string, now: number): Promise<string[]> {
+    const tombstoned: string[] = [];
+    for (const item of await this.listAll(sourceId)) {
+      if (item.lastSeenRunId === runId || item.tombstonedAt !== undefined) continue;
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { sourceId, entityId: item.entityId },
+            UpdateExpression: 'SET tombstonedAt = :now, tombstonedBy = :runId',
+            ConditionExpression:
+              'attribute_exists(entityId) AND (attribute_not_exists(lastSeenRunId) OR lastSeenRunId <> :runId) AND attribute_not_exists(tombstonedAt)',
+            ExpressionAttributeValues: { ':now': now, ':runId': runId },
+          }),
+        );
+        tombstoned.push(item.entityId);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return tombstoned;
+  }
+
+  async get(sourceId: string, entityId: string): Promise<StoredItem | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { sourceId, entityId }, ConsistentRead: true }),
+    );
+    return Item as StoredItem | undefined;
+  }
+
+  /** Every item of a source (verification, reconciliation). */
+  async listAll(sourceId: string): Promise<StoredItem[]> {
+    const all: StoredItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'sourceId = :sourceId',
+          ExpressionAttributeValues: { ':sourceId': sourceId },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      );
+      all.push(...((page.Items ?? []) as StoredItem[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return all;
+  }
+}

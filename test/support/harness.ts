@@ -1,0 +1,129 @@
+import { afterAll } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config/env.js';
+import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
+import type { EngineDeps } from '../../lib/engine/deps.js';
+import { LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+import { createLogger } from '../../lib/observability/logger.js';
+import type { BootstrapOptions } from '../../lib/resources/bootstrap.js';
+import type { RetryDeps } from '../../lib/retry/outcome.js';
+import { stableHash } from '../../lib/run/hash.js';
+import { isTerminal, type SyncRun } from '../../lib/run/model.js';
+import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
+
+/** Retry timing for tests: real backoff decisions, sleeps shortened a hundredfold. */
+export function fastRetry(scale = 0.01): RetryDeps {
+  return {
+    now: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.round(ms * scale))),
+    random: Math.random,
+  };
+}
+
+/** An engine wired to this test file's own resources on the emulator. */
+export interface TestEngine {
+  readonly aws: TestAws;
+  readonly deps: EngineDeps;
+  /** Creates (does not start) a local runtime over this engine. */
+  runtime(options?: Partial<Omit<LocalRuntimeOptions, 'deps' | 'clients' | 'resources'>>): LocalRuntime;
+}
+
+/** Sets up resources and an engine for one test file; everything is torn down after the file. */
+export async function setUpTestEngine(
+  hint: string,
+  options: Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
+    bootstrap?: BootstrapOptions;
+  } = {},
+): Promise<TestEngine> {
+  const aws = await setUpTestAws(hint, options.bootstrap);
+  const config = loadConfig({
+    AWS_REGION: TEST_REGION,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    HARVESTER_PREFIX: aws.prefix,
+    LOG_LEVEL: 'SILENT',
+  });
+  const { bootstrap: _bootstrap, ...engineOptions } = options;
+  const deps = createEngineDeps({
+    config,
+    clients: aws.clients,
+    queues: { pageQueueUrl: aws.resources.pageQueueUrl, pageQueueArn: aws.resources.pageQueueArn },
+    logger: createLogger(process.env.HARVESTER_TEST_LOG === '1' ? 'DEBUG' : 'SILENT'),
+    retry: fastRetry(),
+    heartbeatIntervalMs: 1_000,
+    ...engineOptions,
+  });
+  const runtimes: LocalRuntime[] = [];
+  afterAll(async () => {
+    await Promise.all(runtimes.map((r) => r.stop()));
+    destroyAwsClients(aws.clients);
+  });
+  return {
+    aws,
+    deps,
+    runtime(runtimeOptions = {}) {
+      const runtime = new LocalRuntime({
+        deps,
+        clients: aws.clients,
+        resources: aws.resources,
+        redeliveryDelay: () => 1,
+        ...runtimeOptions,
+      });
+      runtimes.push(runtime);
+      return runtime;
+    },
+  };
+}
+
+/** Polls a run until `until` holds (default: terminal) or the timeout passes. */
+export async function waitForRun(
+  deps: EngineDeps,
+  runId: string,
+  until: (run: SyncRun) => boolean = (run) => isTerminal(run.state),
+  timeoutMs = 90_000,
+): Promise<SyncRun> {
+  const deadline = Date.now() + timeoutMs;
+  let run = await deps.runs.require(runId);
+  while (!until(run)) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `run ${runId} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    run = await deps.runs.require(runId);
+  }
+  return run;
+}
+
+/** A `rest-json` config for the fake source's cursor-paginated `/records`. */
+export function fakeRestConfig(
+  baseUrl: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    url: `${baseUrl}/records`,
+    itemsPath: 'data',
+    idField: 'id',
+    updatedAtField: 'updatedAt',
+    pageSize: 100,
+    sinceParam: 'since',
+    totalPath: 'total',
+    itemUrl: `${baseUrl}/records/{id}`,
+    pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+    ordered: true,
+    ...overrides,
+  };
+}
+
+/** Registers a source directly in the store (the API's job in production). */
+export async function putSource(
+  deps: EngineDeps,
+  sourceId: string,
+  connector: string,
+  config: Record<string, unknown>,
+): Promise<void> {
+  await deps.sources.put(
+    { sourceId, connector, config, schedules: [], configHash: stableHash({ connector, config }) },
+    Date.now(),
+  );
+}
