@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -17,7 +17,8 @@ export const PAGE_DLQ_VISIBILITY_SECONDS = 6 * FUNCTION_TIMEOUT_SECONDS.drain;
  * lib/resources/definitions.ts), and the Harvester EventBridge bus that carries run outcomes.
  *
  * Both queues use SQS-managed encryption (no key policy to maintain; EventBridge Scheduler can send
- * deferred pages without KMS grants) and refuse plain-HTTP requests.
+ * deferred pages without KMS grants) and refuse plain-HTTP requests. The DLQ has no DLQ of its own:
+ * a message the drain cannot handle stays there for 14 days and keeps the DLQ-depth alarm firing.
  */
 export class Messaging extends Construct {
   readonly pageQueue: sqs.Queue;
@@ -31,13 +32,6 @@ export class Messaging extends Construct {
       visibilityTimeout: Duration.seconds(PAGE_DLQ_VISIBILITY_SECONDS),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-    });
-    Validations.of(this.pageDlq).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
-        'This queue is itself the dead-letter queue of the page queue. Its messages are drained into the ' +
-        'dead_letters table; a message the drain cannot handle stays here for 14 days and keeps the ' +
-        'DLQ-depth alarm firing, which is the intended escalation.',
     });
 
     this.pageQueue = new sqs.Queue(this, 'PageQueue', {

@@ -1,10 +1,11 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   createDocument,
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
+import type { oas31 } from 'zod-openapi';
 import { CONNECTORS } from '../connectors/registry.js';
 import { ProblemSchema } from './problems.js';
 import type { Route } from './route.js';
@@ -71,14 +72,13 @@ export function buildOpenApiDocument(routes: readonly Route[]): ReturnType<typeo
     const item = (paths[route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete'] = operationOf(route);
   }
+  // Rendered as plain JSON Schema of what a client sends (defaults optional): connector schemas
+  // transform values, which zod-openapi refuses to render for responses.
   const connectorSchemas = Object.fromEntries(
-    Object.entries(CONNECTORS).map(([name, connector]) => [
-      connectorConfigId(name),
-      (connector.configSchema as z.ZodType).meta({
-        description: `Config of the ${name} connector`,
-        unusedIO: 'input',
-      }),
-    ]),
+    Object.entries(CONNECTORS).map(([name, connector]) => {
+      const { $schema: _dialect, ...schema } = z.toJSONSchema(connector.configSchema, { io: 'input' });
+      return [connectorConfigId(name), { ...schema, description: `Config of the ${name} connector` } as oas31.SchemaObject];
+    }),
   );
   return createDocument({
     openapi: '3.1.0',

@@ -9,6 +9,7 @@ import {
   RunFencedError,
   RunFinishedError,
   RunNotFoundError,
+  RunStateError,
   type StoreError,
 } from '../store/errors.js';
 import type { EngineDeps, StepPoint } from './deps.js';
@@ -77,7 +78,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   }
   try {
     if (run.state === 'queued') {
-      await deps.runs.start(run.runId, run.epoch, deps.clock.now());
+      await startOnce(deps, run);
       run = await deps.runs.require(run.runId);
     }
     const early = await continuationChecks(deps, run, message, log);
@@ -90,6 +91,16 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
       return { outcome: 'stopped', reason: error.name };
     }
     throw error;
+  }
+}
+
+/** queued → running; a concurrent delivery of page 1 that already started the run is fine. */
+async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
+  try {
+    await deps.runs.start(run.runId, run.epoch, deps.clock.now());
+  } catch (error) {
+    if (!(error instanceof RunStateError)) throw error;
+    // Someone else started it at this epoch; the page's own conditions arbitrate from here.
   }
 }
 

@@ -42,7 +42,7 @@ export async function fetchWithRetry(
 
 /** Normal modes (full, incremental, reconciliation): fetch the page, load it, commit, continue. */
 export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
-  const { deps, run, message } = context;
+  const { run, message } = context;
   const outcome = await fetchWithRetry(context, message.cursor);
   context.ensureOwned();
   if (outcome.kind === 'defer') return defer(context, outcome.untilMs, outcome.reason);

@@ -1,6 +1,7 @@
 import {
   DeleteScheduleCommand,
   GetScheduleCommand,
+  type GetScheduleCommandOutput,
   ListSchedulesCommand,
   ResourceNotFoundException,
   type SchedulerClient,
@@ -69,7 +70,7 @@ export class ScheduleFirer {
   }
 
   private async fireIfDue(name: string): Promise<boolean> {
-    let schedule;
+    let schedule: GetScheduleCommandOutput;
     try {
       schedule = await this.scheduler.send(new GetScheduleCommand({ Name: name, GroupName: this.groupName }));
     } catch (error) {

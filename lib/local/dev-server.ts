@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { ApiDeps } from '../api/deps.js';
+import { PayloadTooLargeError } from '../api/errors.js';
+import { handleApiRequest } from '../api/handler.js';
+import { MAX_BODY_BYTES } from '../api/request.js';
+import { errorResponse } from '../api/response.js';
+
+/**
+ * The admin API on a local port: each HTTP request becomes the API Gateway v2 event the Lambda
+ * would receive, answered by the same {@link handleApiRequest}. It listens on loopback only and
+ * has no authentication — it is for a developer's machine, like the emulator behind it.
+ */
+
+/** Options of {@link startDevServer}. */
+export interface DevServerOptions {
+  readonly deps: ApiDeps;
+  /** Port on 127.0.0.1. Default 0: a free port. */
+  readonly port?: number;
+}
+
+/** A running dev server. */
+export interface DevServer {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly port: number;
+  /** Closes the server and its connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Bytes read past the limit before the connection is cut: enough to answer 413 to an honest client. */
+const DRAIN_LIMIT_BYTES = 1024 * 1024;
+
+/** Reads a body up to the API's limit; past it, drains (then cuts) instead of buffering. */
+function readBody(req: IncomingMessage): Promise<Buffer | PayloadTooLargeError> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES && declared <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size > MAX_BODY_BYTES + DRAIN_LIMIT_BYTES) req.destroy();
+    });
+    req.on('end', () => resolve(size > MAX_BODY_BYTES || declared > MAX_BODY_BYTES ? new PayloadTooLargeError(MAX_BODY_BYTES) : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** The API Gateway HTTP API (payload 2.0) event for a request. */
+export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const now = new Date();
+  const method = (req.method ?? 'GET').toUpperCase();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(url.search ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'local',
+      domainName: headers.host ?? '127.0.0.1',
+      domainPrefix: 'local',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: '$default',
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length > 0 ? { body: body.toString('base64'), isBase64Encoded: true } : { isBase64Encoded: false }),
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+  res.end(result.body ?? '');
+}
+
+/** Starts the dev server on 127.0.0.1. */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { deps } = options;
+  const server: Server = createServer((req, res) => {
+    const requestId = randomUUID();
+    readBody(req)
+      .then(async (body) => {
+        if (body instanceof PayloadTooLargeError) {
+          res.setHeader('connection', 'close');
+          const request = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, requestId };
+          return send(res, errorResponse(body, request, deps.logger));
+        }
+        send(res, await handleApiRequest(toApiGatewayEvent(req, body, requestId), deps));
+      })
+      .catch((error: unknown) => {
+        const request = { method: req.method ?? 'GET', path: req.url ?? '/', requestId };
+        if (!res.headersSent) send(res, errorResponse(error, request, deps.logger));
+        else res.destroy();
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop() {
+      stopped ??= new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return stopped;
+    },
+  };
+}

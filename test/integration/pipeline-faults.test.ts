@@ -1,0 +1,203 @@
+import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNKNOWN_SOURCE } from '../../lib/engine/drain.js';
+import { RUN_EVENT_TYPES } from '../../lib/engine/events.js';
+import { processPage } from '../../lib/engine/page-step.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
+import { deferralScheduleName } from '../../lib/queue/page-queue.js';
+import { parsePageMessage, type PageMessage } from '../../lib/queue/page-message.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+
+let engine: TestEngine;
+let source: FakeSource;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('faults');
+  source = await startFakeSource({ entities: 300, seed: 7 });
+});
+afterAll(() => source.stop());
+
+/** A running run with no message in the queue, and the message for its first page. */
+async function runningRun(sourceId: string): Promise<PageMessage> {
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(source.url));
+  const run = await engine.deps.lifecycle.createHoldingLock({
+    runId: ulid(),
+    sourceId,
+    mode: 'full',
+    params: { since: null, scope: null, configHash: 'x' },
+    paramsHash: 'x',
+    resume: { reason: 'fresh_start', from: 'scratch', at: Date.now() },
+    now: Date.now(),
+  });
+  return { v: 1, runId: run.runId, sourceId, epoch: 1, page: 1, cursor: null };
+}
+
+async function queueDepth(): Promise<{ visible: number; delayed: number }> {
+  const { Attributes = {} } = await engine.aws.clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: engine.aws.resources.pageQueueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  return { visible: Number(Attributes.ApproximateNumberOfMessages), delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed) };
+}
+
+/** Receives and deletes every visible page message. */
+async function takeAll(): Promise<PageMessage[]> {
+  const { Messages = [] } = await engine.aws.clients.sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, MaxNumberOfMessages: 10 }),
+  );
+  for (const m of Messages) {
+    await engine.aws.clients.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, ReceiptHandle: m.ReceiptHandle }),
+    );
+  }
+  return Messages.map((m) => parsePageMessage(m.Body!));
+}
+
+describe('duplicate delivery', () => {
+  it('commits a page delivered three times, twice concurrently, exactly once', async () => {
+    const message = await runningRun('dup');
+    await takeAll();
+
+    const results = await Promise.all([processPage(engine.deps, message), processPage(engine.deps, message)]);
+    const late = await processPage(engine.deps, message);
+
+    expect(results.map((r) => r.outcome).sort()).toEqual(['committed', 'dropped']);
+    expect(late).toEqual({ outcome: 'dropped', reason: 'duplicate_page' });
+    const run = await engine.deps.runs.require(message.runId);
+    expect(run.progress.processed).toBe(100);
+    expect(run.progress.pages).toBe(1);
+    expect(run.nextPage).toBe(2);
+    const successors = await takeAll();
+    expect(successors).toHaveLength(1);
+    expect(successors[0]).toMatchObject({ runId: message.runId, page: 2, epoch: 1 });
+    const items = await engine.deps.items.listAll('dup');
+    expect(items).toHaveLength(100);
+  });
+});
+
+describe('deferral', () => {
+  it('re-enqueues a page with an SQS delay for Retry-After: 300, without sleeping', async () => {
+    source.control.setProfile({ perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 300, maxConsecutiveFailures: 100 } } });
+    const message = await runningRun('defer-short');
+    await takeAll();
+    const before = Date.now();
+
+    const result = await processPage(engine.deps, message);
+
+    expect(Date.now() - before).toBeLessThan(10_000);
+    expect(result.outcome).toBe('deferred');
+    const run = await engine.deps.runs.require(message.runId);
+    expect(run.deferredUntil).toBeGreaterThanOrEqual(before + 299_000);
+    expect(run.progress.processed).toBe(0);
+    const depth = await queueDepth();
+    expect(depth.delayed).toBe(1);
+    expect(depth.visible).toBe(0);
+  });
+
+  it('creates a one-time schedule for Retry-After: 3600, and firing it continues the run', async () => {
+    source.control.setProfile({ perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 3600, maxConsecutiveFailures: 100 } } });
+    const message = await runningRun('defer-long');
+    await takeAll();
+
+    const result = await processPage(engine.deps, message);
+
+    expect(result.outcome).toBe('deferred');
+    const run = await engine.deps.runs.require(message.runId);
+    expect(run.deferredUntil).toBeGreaterThan(Date.now() + 3_500_000);
+    const schedule = await engine.aws.clients.scheduler.send(
+      new GetScheduleCommand({ Name: deferralScheduleName(message), GroupName: engine.aws.names.scheduleGroup }),
+    );
+    expect(schedule.ScheduleExpression).toMatch(/^at\(/);
+    expect(schedule.Target?.Arn).toBe(engine.aws.resources.pageQueueArn);
+    expect(JSON.parse(schedule.Target!.Input!)).toMatchObject({ runId: message.runId, page: 1, epoch: 1, deferred: true });
+
+    source.control.setProfile('none');
+    const firer = new ScheduleFirer(
+      engine.aws.clients.scheduler,
+      engine.aws.names.scheduleGroup,
+      new Map([[engine.aws.resources.pageQueueArn, async (input) => engine.deps.queue.send(JSON.parse(input))]]),
+      engine.deps.logger,
+      () => Date.now() + 3_601_000,
+    );
+    const fired = await firer.tick();
+    expect(fired).toContain(deferralScheduleName(message));
+    const [woken] = await takeAll();
+    const continued = await processPage(engine.deps, woken!);
+
+    expect(continued).toEqual({ outcome: 'committed', next: 'enqueued' });
+    const after = await engine.deps.runs.require(message.runId);
+    expect(after.progress.processed).toBe(100);
+    expect(after.deferredUntil).toBeNull();
+    await takeAll();
+  });
+});
+
+describe('a permanent failure on page 1', () => {
+  it('ends the run failed with a readable reason and raises the failure event', async () => {
+    const observer = await engine.aws.clients.sqs.send(new CreateQueueCommand({ QueueName: `${engine.aws.prefix}-observer` }));
+    const { Attributes } = await engine.aws.clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: observer.QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await engine.aws.clients.events.send(
+      new PutRuleCommand({
+        Name: `${engine.aws.prefix}-failed`,
+        EventBusName: engine.aws.names.eventBus,
+        EventPattern: JSON.stringify({ source: ['harvester'], 'detail-type': [RUN_EVENT_TYPES.failed] }),
+      }),
+    );
+    await engine.aws.clients.events.send(
+      new PutTargetsCommand({
+        Rule: `${engine.aws.prefix}-failed`,
+        EventBusName: engine.aws.names.eventBus,
+        Targets: [{ Id: 'observer', Arn: Attributes!.QueueArn! }],
+      }),
+    );
+    source.control.setProfile('unauthorized');
+    engine.runtime({ workers: 1 }).start();
+
+    await putSource(engine.deps, 'denied', 'rest-json', fakeRestConfig(source.url));
+    const started = await startRun(engine.deps, { sourceId: 'denied', mode: 'full' });
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(run.state).toBe('failed');
+    expect(run.failure?.reason).toBe('page_failed');
+    expect(run.failure?.message).toMatch(/page 1 could not be fetched: .*401/);
+    expect((await engine.deps.sources.require('denied')).activeRunId).toBeNull();
+    const { Messages = [] } = await engine.aws.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: observer.QueueUrl, WaitTimeSeconds: 2, MaxNumberOfMessages: 10 }),
+    );
+    const events = Messages.map((m) => JSON.parse(m.Body!));
+    expect(events).toContainEqual(
+      expect.objectContaining({ 'detail-type': RUN_EVENT_TYPES.failed, detail: expect.objectContaining({ runId: run.runId }) }),
+    );
+    source.control.setProfile('none');
+  });
+});
+
+describe('the redrive drain', () => {
+  it('turns a malformed message into a dead_letters entry', async () => {
+    await engine.aws.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, MessageBody: '{"v":1,"runId":"x","page":"one"}' }),
+    );
+
+    const deadline = Date.now() + 60_000;
+    let entries = await engine.deps.deadLetters.listAll(UNKNOWN_SOURCE);
+    while (entries.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      entries = await engine.deps.deadLetters.listAll(UNKNOWN_SOURCE);
+    }
+
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ kind: 'page', errorClass: 'permanent', runId: 'x' });
+    expect(entries[0]!.reason).toMatch(/malformed page message: .*page/);
+    expect(entries[0]!.excerpt).toContain('"page":"one"');
+    expect(entries[0]!.attempts).toBeGreaterThanOrEqual(5);
+  });
+});
