@@ -1,6 +1,7 @@
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
-import type { HarvesterConfig } from '../config/env.js';
-import { LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
+import { createAwsClients } from '../aws/clients.js';
+import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
+import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { LOCAL_START_RUN_ARN } from '../local/runtime.js';
 import { SourceSchedules } from '../queue/source-schedules.js';
@@ -31,4 +32,22 @@ export function createApiDeps(
       roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
     }),
   };
+}
+
+/**
+ * The API's dependencies from the Lambda environment, built once at cold start. A bad
+ * environment fails here (ConfigError), before the first request.
+ */
+export function apiDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env): ApiDeps {
+  const config = loadConfig(env);
+  if (!config.pageQueueUrl || !config.pageQueueArn) {
+    throw new ConfigError('invalid Harvester environment:\n  PAGE_QUEUE_URL and PAGE_QUEUE_ARN are required');
+  }
+  const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
+  const engine = createEngineDeps({
+    config,
+    clients,
+    queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
+  });
+  return createApiDeps(engine, { config, scheduler: clients.scheduler });
 }

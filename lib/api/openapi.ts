@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import type { oas31 } from 'zod-openapi';
 import {
   createDocument,
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
-import type { oas31 } from 'zod-openapi';
 import { CONNECTORS } from '../connectors/registry.js';
 import { ProblemSchema } from './problems.js';
 import type { Route } from './route.js';
@@ -69,15 +69,18 @@ function operationOf(route: Route): ZodOpenApiOperationObject {
 export function buildOpenApiDocument(routes: readonly Route[]): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
-    const item = (paths[route.path] ??= {});
-    item[route.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete'] = operationOf(route);
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete'] = operationOf(route);
   }
   // Rendered as plain JSON Schema of what a client sends (defaults optional): connector schemas
   // transform values, which zod-openapi refuses to render for responses.
   const connectorSchemas = Object.fromEntries(
     Object.entries(CONNECTORS).map(([name, connector]) => {
       const { $schema: _dialect, ...schema } = z.toJSONSchema(connector.configSchema, { io: 'input' });
-      return [connectorConfigId(name), { ...schema, description: `Config of the ${name} connector` } as oas31.SchemaObject];
+      return [
+        connectorConfigId(name),
+        { ...schema, description: `Config of the ${name} connector` } as oas31.SchemaObject,
+      ];
     }),
   );
   return createDocument({

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { ApiDeps } from '../api/deps.js';
 import { PayloadTooLargeError } from '../api/errors.js';
+import { apiGatewayEvent } from '../api/event.js';
 import { handleApiRequest } from '../api/handler.js';
 import { MAX_BODY_BYTES } from '../api/request.js';
 import { errorResponse } from '../api/response.js';
@@ -44,49 +45,15 @@ function readBody(req: IncomingMessage): Promise<Buffer | PayloadTooLargeError> 
       if (size <= MAX_BODY_BYTES && declared <= MAX_BODY_BYTES) chunks.push(chunk);
       else if (size > MAX_BODY_BYTES + DRAIN_LIMIT_BYTES) req.destroy();
     });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES || declared > MAX_BODY_BYTES ? new PayloadTooLargeError(MAX_BODY_BYTES) : Buffer.concat(chunks)));
+    req.on('end', () =>
+      resolve(
+        size > MAX_BODY_BYTES || declared > MAX_BODY_BYTES
+          ? new PayloadTooLargeError(MAX_BODY_BYTES)
+          : Buffer.concat(chunks),
+      ),
+    );
     req.on('error', reject);
   });
-}
-
-/** The API Gateway HTTP API (payload 2.0) event for a request. */
-export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  }
-  const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const now = new Date();
-  const method = (req.method ?? 'GET').toUpperCase();
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    headers,
-    ...(url.search ? { queryStringParameters: query } : {}),
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'local',
-      domainName: headers.host ?? '127.0.0.1',
-      domainPrefix: 'local',
-      http: {
-        method,
-        path: url.pathname,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId,
-      routeKey: '$default',
-      stage: '$default',
-      time: now.toISOString(),
-      timeEpoch: now.getTime(),
-    },
-    ...(body.length > 0 ? { body: body.toString('base64'), isBase64Encoded: true } : { isBase64Encoded: false }),
-  };
 }
 
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
@@ -106,7 +73,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           const request = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, requestId };
           return send(res, errorResponse(body, request, deps.logger));
         }
-        send(res, await handleApiRequest(toApiGatewayEvent(req, body, requestId), deps));
+        const event = apiGatewayEvent({
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          headers: req.headers,
+          body,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          requestId,
+        });
+        send(res, await handleApiRequest(event, deps));
       })
       .catch((error: unknown) => {
         const request = { method: req.method ?? 'GET', path: req.url ?? '/', requestId };

@@ -250,16 +250,25 @@ export class SourceSchedules {
 export type ScheduledStartOutcome =
   | { readonly started: true; readonly runId: string }
   | { readonly started: false; readonly reason: 'source_busy'; readonly activeRunId: string }
-  | { readonly started: false; readonly reason: 'source_not_found' };
+  | { readonly started: false; readonly reason: 'source_not_found' }
+  | { readonly started: false; readonly reason: 'invalid_input'; readonly message: string };
 
 /**
  * The start-run target of a source schedule: starts a run of `{sourceId, mode}`. A busy source
  * is skipped, not an error: the active run already covers the schedule's purpose, and failing
  * would only make Scheduler retry into the same lock. A schedule outliving its source (deleted
- * between the source and its schedules) is skipped too. Anything else throws, so Scheduler retries.
+ * between the source and its schedules) is skipped too, and so is an input that is not
+ * `{sourceId, mode}` (logged as an error: retrying cannot fix it). Anything else throws, so
+ * Scheduler retries.
  */
 export async function startScheduledRun(deps: EngineDeps, input: unknown): Promise<ScheduledStartOutcome> {
-  const request = ScheduledStartSchema.parse(typeof input === 'string' ? JSON.parse(input) : input);
+  const parsed = ScheduledStartSchema.safeParse(parseInput(input));
+  if (!parsed.success) {
+    const message = z.prettifyError(parsed.error);
+    deps.logger.error('scheduled run skipped: the schedule input is not {sourceId, mode}', { message });
+    return { started: false, reason: 'invalid_input', message };
+  }
+  const request = parsed.data;
   try {
     const run = await startRun(deps, request);
     return { started: true, runId: run.runId };
@@ -276,5 +285,14 @@ export async function startScheduledRun(deps: EngineDeps, input: unknown): Promi
       return { started: false, reason: 'source_not_found' };
     }
     throw error;
+  }
+}
+
+function parseInput(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input;
   }
 }

@@ -1,0 +1,227 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineDeps } from '../../lib/engine/deps.js';
+import { processPage } from '../../lib/engine/page-step.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { LocalRuntime } from '../../lib/local/runtime.js';
+import { RELIABILITY } from '../../lib/config/constants.js';
+import type { RunMode, SyncRun } from '../../lib/run/model.js';
+import { RunFencedError } from '../../lib/store/errors.js';
+import { CrashHooks, movableClock } from '../support/crash.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+
+const ENTITIES = 1_000;
+const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
+const clock = movableClock();
+const hooks = new CrashHooks();
+let engine: TestEngine;
+let runtime: LocalRuntime;
+const sources: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('crash', { clock, hooks });
+  // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
+  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+});
+afterEach(async () => {
+  hooks.disarm();
+  await Promise.all(sources.splice(0).map((s) => s.stop()));
+});
+
+async function newSource(): Promise<{ sourceId: string; fake: FakeSource }> {
+  const fake = await startFakeSource({ entities: ENTITIES, seed: 100 + counter });
+  sources.push(fake);
+  const sourceId = `crash-${++counter}`;
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  return { sourceId, fake };
+}
+
+/** Moves time past the silence threshold and runs one reaper pass. */
+async function silenceThenReap() {
+  clock.advance(SILENCE);
+  return runtime.reapNow();
+}
+
+async function expectComplete(run: SyncRun, fake: FakeSource): Promise<void> {
+  expect(run.state).toBe('succeeded');
+  expect(run.progress.processed).toBe(ENTITIES);
+  const items = await engine.deps.items.listAll(run.sourceId);
+  const truth = fake.truth().entities;
+  expect(items).toHaveLength(truth.length);
+  const stored = new Map(items.map((i) => [i.entityId, i.version]));
+  for (const entity of truth) expect(stored.get(entity.id)).toBe(entity.updatedAt);
+  expect((await engine.deps.sources.require(run.sourceId)).activeRunId).toBeNull();
+}
+
+describe('a crash at each step boundary', () => {
+  it.each([
+    ['beforeFetch', 0],
+    ['afterLoad', 1],
+    ['afterCommit', 0],
+  ] as const)('at %s: an incremental ordered run resumes from its checkpoint and re-fetches at most %i page', async (point, refetches) => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point, page: 4 });
+    const crashed = hooks.nextCrash();
+
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await crashed;
+    const report = await silenceThenReap();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'resumed', action: 'resume' });
+    expect(run.resume.reason).toBe('resumed');
+    expect(run.restarts).toBe(1);
+    expect(run.epoch).toBe(2);
+    await expectComplete(run, fake);
+    expect(fake.stats().duplicatePageServes).toBe(refetches);
+  });
+
+  it.each(['beforeFetch', 'afterLoad', 'afterCommit'] as const)('at %s: a full run restarts from scratch and ends complete', async (point) => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point, page: 4 });
+    const crashed = hooks.nextCrash();
+
+    const started = await startRun(engine.deps, { sourceId, mode: 'full' });
+    await crashed;
+    await silenceThenReap();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(run.resume.reason).toBe('mode_not_resumable');
+    expect(run.progress.pages).toBe(ENTITIES / 100);
+    await expectComplete(run, fake);
+  });
+});
+
+describe('a zombie worker', () => {
+  it('paused past the silence threshold cannot heartbeat, commit, enqueue or finish after the reaper fenced it', async () => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point: 'beforeFetch', page: 3 });
+    const lost = hooks.nextCrash();
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await lost;
+    const stalled = await engine.deps.runs.require(started.runId);
+
+    // The zombie takes page 3 and freezes (no heartbeats, like a stopped process) after loading it.
+    let release!: () => void;
+    const frozen = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let paused = true;
+    let reachedPause!: () => void;
+    const atPause = new Promise<void>((resolve) => {
+      reachedPause = resolve;
+    });
+    const runs = Object.create(engine.deps.runs) as EngineDeps['runs'];
+    runs.heartbeat = async (...args) => (paused ? undefined : engine.deps.runs.heartbeat(...args));
+    const zombie: EngineDeps = {
+      ...engine.deps,
+      runs,
+      hooks: {
+        async at(point) {
+          if (point !== 'afterLoad') return;
+          reachedPause();
+          await frozen;
+        },
+      },
+    };
+    const zombieResult = processPage(zombie, { v: 1, runId: started.runId, sourceId, epoch: 1, page: 3, cursor: stalled.checkpoint!.cursor });
+    await atPause;
+
+    const report = await silenceThenReap();
+    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'resumed', action: 'resume' });
+    const run = await waitForRun(engine.deps, started.runId);
+    paused = false;
+    release();
+
+    expect(await zombieResult).toMatchObject({ outcome: 'stopped', reason: 'RunFencedError' });
+    await expect(engine.deps.runs.heartbeat(started.runId, 1, clock.now())).rejects.toBeInstanceOf(RunFencedError);
+    const after = await engine.deps.runs.require(started.runId);
+    expect(after).toEqual(run);
+    await expectComplete(after, fake);
+  });
+});
+
+describe('the freshness budget', () => {
+  it('restarts a run from scratch when more than 6 h passed since its checkpoint', async () => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point: 'afterCommit', page: 3 });
+    const crashed = hooks.nextCrash();
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await crashed;
+
+    clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
+    const report = await runtime.reapNow();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'checkpoint_stale', action: 'restart' });
+    expect(run.resume).toMatchObject({ reason: 'checkpoint_stale', from: 'scratch' });
+    await expectComplete(run, fake);
+  });
+
+  it('restarts from scratch when a deferred page wakes past the budget', async () => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point: 'afterCommit', page: 2 });
+    const crashed = hooks.nextCrash();
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await crashed;
+    const stalled = await engine.deps.runs.require(started.runId);
+
+    clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
+    const woken = await processPage(engine.deps, {
+      v: 1,
+      runId: started.runId,
+      sourceId,
+      epoch: 1,
+      page: 3,
+      cursor: stalled.checkpoint!.cursor,
+      deferred: true,
+    });
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(woken).toEqual({ outcome: 'restarted', reason: 'checkpoint_stale' });
+    expect(run.resume.reason).toBe('checkpoint_stale');
+    await expectComplete(run, fake);
+  });
+});
+
+describe('a source reconfigured while its run is down', () => {
+  it('makes the reaper restart the run from scratch with params_changed', async () => {
+    const { sourceId, fake } = await newSource();
+    hooks.arm({ point: 'afterCommit', page: 3 });
+    const crashed = hooks.nextCrash();
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await crashed;
+
+    await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 50 }));
+    const report = await silenceThenReap();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'params_changed', action: 'restart' });
+    expect(run.resume.reason).toBe('params_changed');
+    expect(run.progress.pages).toBe(ENTITIES / 50);
+    await expectComplete(run, fake);
+  });
+});
+
+describe('a page that kills the worker every time', () => {
+  it.each(['incremental', 'full'] as RunMode[])('ends a %s run failed with restart_limit, the page in dead_letters, the lock released', async (mode) => {
+    const { sourceId } = await newSource();
+    hooks.arm({ point: 'afterLoad', page: 3, times: 100 });
+    const started = await startRun(engine.deps, { sourceId, mode });
+
+    for (let restart = 0; restart <= RELIABILITY.maxRestartsPerRun; restart++) {
+      await hooks.nextCrash();
+      await silenceThenReap();
+    }
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(run.state).toBe('failed');
+    expect(run.failure?.reason).toBe('restart_limit');
+    expect(run.resume.reason).toBe('restart_limit');
+    expect(run.restarts).toBe(RELIABILITY.maxRestartsPerRun);
+    const entries = await engine.deps.deadLetters.list(sourceId, { runId: started.runId });
+    expect(entries.items).toContainEqual(expect.objectContaining({ kind: 'page', page: 3, ref: run.checkpoint!.cursor }));
+    expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
+  });
+});
