@@ -2,7 +2,7 @@ import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
-import type { RetryOutcome } from '../retry/outcome.js';
+import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { endRun, failOverBudget } from './finish.js';
 import type { StepContext, StepResult } from './page-step.js';
@@ -15,28 +15,63 @@ export function laterVersion(a: string | null, b: string | null): string | null 
   return a >= b ? a : b;
 }
 
-/** Fetches a page with the retry loop, on the step's abort signal. */
-export async function fetchWithRetry(
-  context: StepContext,
-  cursor: string | null,
-): Promise<RetryOutcome<FetchedPage>> {
-  const { deps, connector, config, params, heartbeat } = context;
-  return retryWithBackoff(
-    () =>
-      connector.fetchPage(config, cursor, {
-        fetch: deps.fetch,
-        secrets: deps.secrets,
-        since: params.since,
-        signal: heartbeat.signal,
+/**
+ * Retry timing bound to the step's ownership: a backoff sleep ends early when a heartbeat learns
+ * the run was cancelled or fenced, so a stopped worker never sleeps out a minute of backoff.
+ */
+export function ownedRetryDeps(context: StepContext): RetryDeps {
+  const { deps, heartbeat } = context;
+  return {
+    ...deps.retry,
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        if (heartbeat.signal.aborted) {
+          resolve();
+          return;
+        }
+        const done = () => {
+          heartbeat.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        heartbeat.signal.addEventListener('abort', done, { once: true });
+        deps.retry.sleep(ms).then(done, done);
       }),
+  };
+}
+
+/**
+ * Runs `operation` under the retry loop, checking ownership before every attempt: once the run
+ * is lost the attempt throws the store's refusal, which no classifier retries, and the caller's
+ * `ensureOwned()` turns the outcome into a clean stop.
+ */
+export function retryOwned<T>(context: StepContext, operation: () => Promise<T>): Promise<RetryOutcome<T>> {
+  const { deps, connector } = context;
+  return retryWithBackoff(
+    () => {
+      context.ensureOwned();
+      return operation();
+    },
     (error) => connector.classify(error, deps.retry.now()),
-    deps.retry,
+    ownedRetryDeps(context),
     {
       onRetry: ({ attempt, waitMs, classification }) => {
         deps.metrics.count(METRIC.retries, 1, { name: 'ErrorClass', value: classification.errorClass });
-        context.log.info('retrying page fetch', { attempt, waitMs, reason: classification.reason });
+        context.log.info('retrying source request', { attempt, waitMs, reason: classification.reason });
       },
     },
+  );
+}
+
+/** Fetches a page with the retry loop, on the step's abort signal. */
+export async function fetchWithRetry(context: StepContext, cursor: string | null): Promise<RetryOutcome<FetchedPage>> {
+  const { deps, connector, config, params, heartbeat } = context;
+  return retryOwned(context, () =>
+    connector.fetchPage(config, cursor, {
+      fetch: deps.fetch,
+      secrets: deps.secrets,
+      since: params.since,
+      signal: heartbeat.signal,
+    }),
   );
 }
 

@@ -1,10 +1,9 @@
 import pLimit from 'p-limit';
 import type { Entity } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
-import { retryWithBackoff } from '../retry/loop.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { StepContext, StepResult } from './page-step.js';
-import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
+import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 
 /** Dead letters a retry-failed page takes at once. */
 export const RETRY_PAGE_SIZE = 25;
@@ -84,16 +83,8 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   const { deps, connector, config, heartbeat } = context;
-  const outcome = await retryWithBackoff(
-    () =>
-      connector.fetchItem(config, entry.ref, {
-        fetch: deps.fetch,
-        secrets: deps.secrets,
-        since: null,
-        signal: heartbeat.signal,
-      }),
-    (error) => connector.classify(error, deps.retry.now()),
-    deps.retry,
+  const outcome = await retryOwned(context, () =>
+    connector.fetchItem(config, entry.ref, { fetch: deps.fetch, secrets: deps.secrets, since: null, signal: heartbeat.signal }),
   );
   if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
   if (outcome.kind === 'dead_letter') {

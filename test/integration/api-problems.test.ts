@@ -1,0 +1,240 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config/env.js';
+import { createEngineDeps } from '../../lib/engine/create.js';
+import { setUpTestAws, type TestAws } from '../support/aws.js';
+
+/**
+ * Bad input through the real handler: every refusal has the right status, a problem+json body
+ * that names the problem, and leaves stored state (sources, runs, schedules) exactly as it was.
+ */
+
+let aws: TestAws;
+let deps: ApiDeps;
+const SOURCE = 'steady-source';
+let activeRunId: string;
+
+const REST_CONFIG = {
+  url: 'http://127.0.0.1:9/records',
+  itemsPath: 'data',
+  idField: 'id',
+  updatedAtField: 'updatedAt',
+  pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+};
+
+interface Req {
+  method: string;
+  url: string;
+  body?: string;
+  contentType?: string;
+}
+
+async function send(req: Req) {
+  const event = apiGatewayEvent({
+    method: req.method,
+    url: req.url,
+    ...(req.body === undefined ? {} : { body: req.body }),
+    headers: { 'content-type': req.contentType ?? 'application/json' },
+  });
+  const res = await handleApiRequest(event, deps);
+  return { status: res.statusCode, headers: res.headers ?? {}, json: res.body ? JSON.parse(res.body) : undefined };
+}
+
+/** Everything a bad request must not change: every stored source and run, and every schedule. */
+async function storedState(): Promise<unknown> {
+  const scan = async (table: string) =>
+    ((await aws.clients.doc.send(new ScanCommand({ TableName: table }))).Items ?? []).sort((a, b) =>
+      JSON.stringify(a).localeCompare(JSON.stringify(b)),
+    );
+  const schedules = await deps.schedules.names(SOURCE);
+  return {
+    sources: await scan(aws.names.sourcesTable),
+    runs: await scan(aws.names.syncRunsTable),
+    schedules,
+  };
+}
+
+beforeAll(async () => {
+  aws = await setUpTestAws('api-problems');
+  const config = loadConfig({ HARVESTER_PREFIX: aws.prefix, AWS_ENDPOINT_URL: aws.endpoint, LOG_LEVEL: 'SILENT' });
+  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
+  deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
+  const put = await send({
+    method: 'PUT',
+    url: `/sources/${SOURCE}`,
+    body: JSON.stringify({
+      connector: 'rest-json',
+      config: REST_CONFIG,
+      schedules: [{ expression: 'rate(1 hour)', mode: 'incremental' }],
+    }),
+  });
+  expect(put.status).toBe(201);
+  activeRunId = (await send({ method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"full"}' })).json.runId;
+});
+afterAll(() => destroyAwsClients(aws.clients));
+
+const put = (body: unknown): Req => ({
+  method: 'PUT',
+  url: `/sources/${SOURCE}`,
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+const valid = { connector: 'rest-json', config: REST_CONFIG };
+
+interface Case {
+  name: string;
+  req: Req;
+  status: number;
+  title: string;
+  errors?: string[];
+  extra?: Record<string, unknown>;
+}
+
+const CASES: Case[] = [
+  { name: 'malformed JSON', req: put('{"connector": "rest-json",'), status: 400, title: 'Malformed JSON' },
+  {
+    name: 'an unknown top-level field',
+    req: put({ ...valid, owner: 'me' }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['owner'],
+  },
+  {
+    name: 'wrong types',
+    req: put({ connector: 7, config: [], schedules: 'hourly' }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['connector', 'config', 'schedules'],
+  },
+  { name: 'a missing body', req: { method: 'PUT', url: `/sources/${SOURCE}` }, status: 400, title: 'Invalid request', errors: [''] },
+  {
+    name: 'an unknown connector',
+    req: put({ ...valid, connector: 'gitlab' }),
+    status: 400,
+    title: 'Unknown connector',
+    errors: ['connector'],
+    extra: { knownConnectors: ['github-issues', 'rest-json'] },
+  },
+  {
+    name: 'an invalid connector config',
+    req: put({ ...valid, config: { ...REST_CONFIG, url: 'ftp://x', pagination: { type: 'cursor', cursorParam: '' }, pagesize: 5 } }),
+    status: 400,
+    title: 'Invalid connector config',
+    errors: ['config.url', 'config.pagination.cursorParam', 'config.pagination.nextCursorPath', 'config.pagesize'],
+  },
+  {
+    name: 'a raw token where a secret reference belongs',
+    req: put({ ...valid, config: { ...REST_CONFIG, auth: { secretRef: `ghp_${'a'.repeat(36)}` } } }),
+    status: 400,
+    title: 'Raw secret in config',
+    errors: ['config.auth.secretRef'],
+  },
+  {
+    name: 'an invalid schedule expression',
+    req: put({ ...valid, schedules: [{ expression: 'every hour', mode: 'full' }, { expression: 'rate(1 hours)', mode: 'full' }] }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules.0.expression', 'schedules.1.expression'],
+  },
+  {
+    name: 'an invalid source id',
+    req: { method: 'PUT', url: '/sources/Not_Valid!', body: JSON.stringify(valid) },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['sourceId'],
+  },
+  {
+    name: 'a body over 64 KB',
+    req: put({ ...valid, config: { ...REST_CONFIG, extraQuery: { pad: 'x'.repeat(70_000) } } }),
+    status: 413,
+    title: 'Content Too Large',
+  },
+  {
+    name: 'a non-JSON content type',
+    req: { ...put(valid), contentType: 'application/x-www-form-urlencoded' },
+    status: 415,
+    title: 'Unsupported Media Type',
+  },
+  {
+    name: 'a second start while a run is active',
+    req: { method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"incremental"}' },
+    status: 409,
+    title: 'Source busy',
+  },
+  {
+    name: 'an unknown run mode',
+    req: { method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"everything"}' },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['mode'],
+  },
+  {
+    name: 'a start on an unknown source',
+    req: { method: 'POST', url: '/sources/nobody/runs', body: '{"mode":"full"}' },
+    status: 404,
+    title: 'Source not found',
+  },
+  { name: 'an unknown source', req: { method: 'GET', url: '/sources/nobody' }, status: 404, title: 'Source not found' },
+  { name: 'an unknown run', req: { method: 'GET', url: `/runs/${ulid()}` }, status: 404, title: 'Run not found' },
+  { name: 'cancelling an unknown run', req: { method: 'POST', url: `/runs/${ulid()}/cancel` }, status: 404, title: 'Run not found' },
+  { name: 'a malformed run id', req: { method: 'GET', url: '/runs/42' }, status: 400, title: 'Invalid request', errors: ['runId'] },
+  {
+    name: 'dead letters of an unknown source',
+    req: { method: 'GET', url: '/sources/nobody/dead-letters' },
+    status: 404,
+    title: 'Source not found',
+  },
+  {
+    name: 'bad list parameters',
+    req: { method: 'GET', url: `/sources/${SOURCE}/dead-letters?limit=0&errorClass=fatal&sort=asc` },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['errorClass', 'limit', 'sort'],
+  },
+  { name: 'a forged cursor', req: { method: 'GET', url: '/sources?cursor=not-a-cursor' }, status: 400, title: 'Invalid request', errors: ['cursor'] },
+  { name: 'an unknown route', req: { method: 'GET', url: '/things' }, status: 404, title: 'Not Found' },
+  { name: 'a wrong method', req: { method: 'PATCH', url: `/sources/${SOURCE}` }, status: 405, title: 'Method Not Allowed' },
+  { name: 'a body on a GET', req: { method: 'GET', url: '/sources', body: '{}' }, status: 400, title: 'Invalid request' },
+];
+
+describe('bad input', () => {
+  it.each(CASES)('$name answers $status with a problem naming it, and changes nothing', async (c) => {
+    const before = await storedState();
+    const res = await send(c.req);
+    expect(res.status).toBe(c.status);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    expect(res.json).toMatchObject({ status: c.status, title: c.title, instance: new URL(c.req.url, 'http://x').pathname });
+    expect(res.json.detail).toEqual(expect.any(String));
+    expect(res.json.requestId).toEqual(expect.any(String));
+    if (c.errors) expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(c.errors);
+    if (c.extra) expect(res.json).toMatchObject(c.extra);
+    expect(await storedState()).toEqual(before);
+  });
+
+  it('the 409 of a busy source names the active run', async () => {
+    const res = await send({ method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"full"}' });
+    expect(res.json.activeRunId).toBe(activeRunId);
+  });
+
+  it('a 405 lists the allowed methods in Allow', async () => {
+    const res = await send({ method: 'POST', url: `/sources/${SOURCE}` });
+    expect(res.headers.allow).toBe('PUT, GET, DELETE');
+    expect(res.json.allowed).toEqual(['PUT', 'GET', 'DELETE']);
+  });
+
+  it('cancelling a finished run answers 409 and leaves it as it was', async () => {
+    const id = `done-${ulid().toLowerCase()}`;
+    await send({ method: 'PUT', url: `/sources/${id}`, body: JSON.stringify(valid) });
+    const run = (await send({ method: 'POST', url: `/sources/${id}/runs`, body: '{"mode":"full"}' })).json;
+    await deps.runs.start(run.runId, 1, Date.now());
+    await deps.lifecycle.finish({ runId: run.runId, sourceId: id, epoch: 1, state: 'succeeded', now: Date.now() });
+    const res = await send({ method: 'POST', url: `/runs/${run.runId}/cancel` });
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ title: 'Run already ended', detail: expect.stringContaining('succeeded') });
+    expect((await deps.runs.require(run.runId)).state).toBe('succeeded');
+  });
+});

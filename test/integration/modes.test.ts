@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { CrashHooks } from '../support/crash.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+
+let engine: TestEngine;
+const hooks = new CrashHooks();
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('modes', { hooks, heartbeatIntervalMs: 200 });
+  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+
+async function newSource(entities: number, profile: Parameters<typeof startFakeSource>[0]['profile'] = 'none') {
+  const fake = await startFakeSource({ entities, seed: 500 + counter, profile });
+  fakes.push(fake);
+  const sourceId = `modes-${++counter}`;
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  return { sourceId, fake };
+}
+
+async function runToEnd(sourceId: string, mode: 'full' | 'incremental' | 'reconciliation' | 'dlq_retry') {
+  const started = await startRun(engine.deps, { sourceId, mode });
+  return waitForRun(engine.deps, started.runId);
+}
+
+describe('incremental runs and the watermark', () => {
+  it('moves the watermark only on success and picks up entities modified since', async () => {
+    const { sourceId, fake } = await newSource(300);
+
+    const first = await runToEnd(sourceId, 'incremental');
+    const afterFirst = (await engine.deps.sources.require(sourceId)).watermark;
+    expect(first.state).toBe('succeeded');
+    expect(afterFirst).toBe(fake.truth().entities.at(-1)!.updatedAt);
+
+    // A failing incremental run leaves the watermark where it was.
+    fake.control.touch(['e-000010', 'e-000020']);
+    fake.control.setProfile({ forceStatus: 401 });
+    const failed = await runToEnd(sourceId, 'incremental');
+    expect(failed.state).toBe('failed');
+    expect((await engine.deps.sources.require(sourceId)).watermark).toBe(afterFirst);
+
+    // The next successful run reads only what changed since, and moves the watermark.
+    fake.control.setProfile('none');
+    const second = await runToEnd(sourceId, 'incremental');
+    expect(second.state).toBe('succeeded');
+    expect(second.params.since).toBe(afterFirst);
+    expect(second.progress.processed).toBe(3);
+    const touched = fake.truth().entities.filter((e) => e.id === 'e-000010' || e.id === 'e-000020');
+    for (const entity of touched) {
+      expect((await engine.deps.items.get(sourceId, entity.id))?.version).toBe(entity.updatedAt);
+    }
+    expect((await engine.deps.sources.require(sourceId)).watermark).toBe(fake.truth().entities.at(-1)!.updatedAt);
+  });
+
+  it('never moves the watermark for a full run', async () => {
+    const { sourceId } = await newSource(150);
+
+    await runToEnd(sourceId, 'full');
+
+    expect((await engine.deps.sources.require(sourceId)).watermark).toBeNull();
+  });
+});
+
+describe('reconciliation', () => {
+  it('tombstones exactly the entities deleted at the source', async () => {
+    const { sourceId, fake } = await newSource(250);
+    await runToEnd(sourceId, 'full');
+    fake.control.delete(['e-000003', 'e-000100', 'e-000250']);
+
+    const run = await runToEnd(sourceId, 'reconciliation');
+
+    expect(run.state).toBe('succeeded');
+    const items = await engine.deps.items.listAll(sourceId);
+    const tombstoned = items.filter((i) => i.tombstonedAt !== undefined).map((i) => i.entityId);
+    expect(tombstoned.sort()).toEqual(['e-000003', 'e-000100', 'e-000250']);
+    expect(items.filter((i) => i.tombstonedAt === undefined)).toHaveLength(247);
+  });
+
+  it('tombstones nothing when a page of the listing failed', async () => {
+    const { sourceId, fake } = await newSource(250);
+    await runToEnd(sourceId, 'full');
+    fake.control.delete(['e-000004']);
+    fake.control.setProfile({ perPathOverrides: { '/records': { forceStatus: 403 } } });
+
+    const run = await runToEnd(sourceId, 'reconciliation');
+
+    expect(run.state).toBe('failed');
+    const items = await engine.deps.items.listAll(sourceId);
+    expect(items.filter((i) => i.tombstonedAt !== undefined)).toEqual([]);
+  });
+});
+
+describe('retry failed', () => {
+  it('loads the entries once the source is fixed and empties dead_letters', async () => {
+    const { sourceId, fake } = await newSource(400, { invalidRecords: 10 });
+    const first = await runToEnd(sourceId, 'full');
+    expect(first.errorCount).toBe(10);
+    const invalid = [...fake.truth().invalidIds];
+    fake.control.fix();
+
+    const retry = await runToEnd(sourceId, 'dlq_retry');
+
+    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 0 });
+    expect(retry.progress.processed).toBe(10);
+    expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
+    for (const id of invalid) expect(await engine.deps.items.get(sourceId, id)).toBeDefined();
+    expect(await engine.deps.items.listAll(sourceId)).toHaveLength(400);
+  });
+
+  it('keeps the entries that still fail, with their history', async () => {
+    const { sourceId, fake } = await newSource(400, { invalidRecords: 10 });
+    await runToEnd(sourceId, 'full');
+    const invalid = [...fake.truth().invalidIds].sort();
+    const stillBroken = invalid.slice(0, 3);
+    fake.control.fix(invalid.slice(3));
+    const before = await engine.deps.deadLetters.listAll(sourceId);
+
+    const retry = await runToEnd(sourceId, 'dlq_retry');
+
+    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 3 });
+    const after = await engine.deps.deadLetters.listAll(sourceId);
+    expect(after.map((e) => e.ref).sort()).toEqual(stillBroken);
+    for (const entry of after) {
+      const earlier = before.find((e) => e.entryId === entry.entryId)!;
+      expect(entry.attempts).toBe(earlier.attempts + 1);
+      expect(entry.firstFailedAt).toBe(earlier.firstFailedAt);
+      expect(entry.runId).toBe(retry.runId);
+    }
+  });
+});
+
+describe('cancel', () => {
+  it('stops the worker within one heartbeat; the next run starts from scratch', async () => {
+    const { sourceId, fake } = await newSource(2_000);
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+    await waitForRun(engine.deps, started.runId, (r) => r.progress.pages >= 2);
+
+    await engine.deps.lifecycle.cancel(started.runId, Date.now());
+    const pagesAtCancel = (await engine.deps.runs.require(started.runId)).progress.pages;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const cancelled = await engine.deps.runs.require(started.runId);
+    expect(cancelled.state).toBe('cancelled');
+    expect(cancelled.progress.pages).toBeLessThanOrEqual(pagesAtCancel + 1);
+    const served = fake.stats().sourceRequests;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(fake.stats().sourceRequests).toBe(served);
+
+    const next = await runToEnd(sourceId, 'incremental');
+    expect(next.resume.reason).toBe('fresh_start');
+    expect(next.params.since).toBeNull();
+    expect(next.progress.processed).toBe(2_000);
+  });
+});

@@ -1,0 +1,138 @@
+import { GetScheduleCommand, ListSchedulesCommand } from '@aws-sdk/client-scheduler';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { loadConfig } from '../../lib/config/env.js';
+import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/create.js';
+import { LOCAL_START_RUN_ARN } from '../../lib/local/runtime.js';
+import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
+import { type ScheduledStartOutcome, startScheduledRun } from '../../lib/queue/source-schedules.js';
+import { setUpTestAws, type TestAws } from '../support/aws.js';
+
+let aws: TestAws;
+let deps: ApiDeps;
+
+beforeAll(async () => {
+  aws = await setUpTestAws('schedules');
+  const config = loadConfig({ HARVESTER_PREFIX: aws.prefix, AWS_ENDPOINT_URL: aws.endpoint, LOG_LEVEL: 'SILENT' });
+  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
+  deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
+});
+afterAll(() => destroyAwsClients(aws.clients));
+
+const REST_CONFIG = {
+  url: 'http://127.0.0.1:9/records',
+  itemsPath: 'data',
+  idField: 'id',
+  updatedAtField: 'updatedAt',
+  pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+};
+
+async function putSource(id: string, schedules: { expression: string; mode: string }[]) {
+  const body = JSON.stringify({ connector: 'rest-json', config: REST_CONFIG, schedules });
+  const event = apiGatewayEvent({ method: 'PUT', url: `/sources/${id}`, headers: { 'content-type': 'application/json' }, body });
+  return handleApiRequest(event, deps);
+}
+
+async function schedulesOf(id: string) {
+  const { Schedules = [] } = await aws.clients.scheduler.send(
+    new ListSchedulesCommand({ GroupName: aws.names.scheduleGroup, NamePrefix: `src-${id}-` }),
+  );
+  const details = await Promise.all(
+    Schedules.map((s) => aws.clients.scheduler.send(new GetScheduleCommand({ Name: s.Name, GroupName: aws.names.scheduleGroup }))),
+  );
+  return details
+    .map((d) => ({ name: d.Name, expression: d.ScheduleExpression, arn: d.Target?.Arn, role: d.Target?.RoleArn, input: d.Target?.Input }))
+    .sort((a, b) => String(a.name).localeCompare(String(b.name)));
+}
+
+describe('source schedules', () => {
+  it('a source created with a schedule gets a recurring Scheduler schedule that starts its runs', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    expect((await putSource(id, [{ expression: 'rate(1 minute)', mode: 'incremental' }])).statusCode).toBe(201);
+    expect(await schedulesOf(id)).toEqual([
+      {
+        name: `src-${id}-0`,
+        expression: 'rate(1 minute)',
+        arn: LOCAL_START_RUN_ARN,
+        role: LOCAL_SCHEDULER_ROLE_ARN,
+        input: JSON.stringify({ sourceId: id, mode: 'incremental' }),
+      },
+    ]);
+  });
+
+  it('updating the source creates new, updates changed and deletes removed schedules', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [
+      { expression: 'rate(1 hour)', mode: 'incremental' },
+      { expression: 'cron(0 3 * * ? *)', mode: 'full' },
+      { expression: 'rate(1 day)', mode: 'reconciliation' },
+    ]);
+    const report = await deps.schedules.reconcile(id, [
+      { expression: 'rate(1 hour)', mode: 'incremental' },
+      { expression: 'cron(0 4 * * ? *)', mode: 'full' },
+    ]);
+    expect(report).toEqual({ created: [], updated: [`src-${id}-1`], deleted: [`src-${id}-2`], unchanged: [`src-${id}-0`] });
+    expect((await schedulesOf(id)).map((s) => s.expression)).toEqual(['rate(1 hour)', 'cron(0 4 * * ? *)']);
+
+    const grown = await deps.schedules.reconcile(id, [
+      { expression: 'rate(1 hour)', mode: 'incremental' },
+      { expression: 'cron(0 4 * * ? *)', mode: 'full' },
+      { expression: 'rate(6 hours)', mode: 'full' },
+    ]);
+    expect(grown.created).toEqual([`src-${id}-2`]);
+  });
+
+  it('leaves the schedules of a source whose id extends another one alone', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [{ expression: 'rate(1 hour)', mode: 'full' }]);
+    await putSource(`${id}-1`, [{ expression: 'rate(2 hours)', mode: 'full' }]);
+    await deps.schedules.remove(id);
+    expect(await deps.schedules.names(id)).toEqual([]);
+    expect(await deps.schedules.names(`${id}-1`)).toEqual([`src-${id}-1-0`]);
+  });
+
+  it('a firer tick fires a due schedule, which starts a run; a busy source is skipped', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [{ expression: 'rate(1 minute)', mode: 'incremental' }]);
+    let now = Date.now();
+    const outcomes: ScheduledStartOutcome[] = [];
+    const targets = new Map([[LOCAL_START_RUN_ARN, async (input: string) => void outcomes.push(await startScheduledRun(deps, input))]]);
+    const firer = new ScheduleFirer(aws.clients.scheduler, aws.names.scheduleGroup, targets, deps.logger, () => now);
+
+    expect(await firer.tick()).not.toContain(`src-${id}-0`); // first sight: a period has not passed yet
+    now += 61_000;
+    expect(await firer.tick()).toContain(`src-${id}-0`);
+    const runs = (await deps.runs.listBySource(id)).items;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ mode: 'incremental', state: 'queued' });
+
+    now += 61_000;
+    await firer.tick();
+    expect(outcomes.filter((o) => !o.started)).toContainEqual({ started: false, reason: 'source_busy', activeRunId: runs[0]!.runId });
+    expect((await deps.runs.listBySource(id)).items).toHaveLength(1);
+  });
+
+  it('deleting the source removes its schedules', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [
+      { expression: 'rate(1 hour)', mode: 'incremental' },
+      { expression: 'rate(2 hours)', mode: 'full' },
+    ]);
+    expect(await schedulesOf(id)).toHaveLength(2);
+    const res = await handleApiRequest(apiGatewayEvent({ method: 'DELETE', url: `/sources/${id}` }), deps);
+    expect(res.statusCode).toBe(204);
+    expect(await schedulesOf(id)).toEqual([]);
+  });
+
+  it('a schedule that outlives its source, or carries a bad input, is skipped without throwing', async () => {
+    expect(await startScheduledRun(deps, JSON.stringify({ sourceId: 'gone', mode: 'full' }))).toEqual({
+      started: false,
+      reason: 'source_not_found',
+    });
+    expect(await startScheduledRun(deps, '{"sourceId":""}')).toMatchObject({ started: false, reason: 'invalid_input' });
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent, type PlainRequest } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import { isJsonContentType, MAX_BODY_BYTES } from '../../lib/api/request.js';
+import { rawSecretFields } from '../../lib/api/secret-guard.js';
+import { runSummary } from '../../lib/api/views.js';
+
+/** Deps whose every store call fails loudly: these requests must be refused before any store is asked. */
+function stubDeps(overrides: Partial<Record<keyof ApiDeps, unknown>> = {}) {
+  const logger = { error: vi.fn(), info: vi.fn(), warn: vi.fn(), debug: vi.fn() };
+  const untouchable = new Proxy({}, { get: () => () => Promise.reject(new Error('store must not be called')) });
+  const deps = {
+    sources: untouchable,
+    runs: untouchable,
+    lifecycle: untouchable,
+    deadLetters: untouchable,
+    schedules: untouchable,
+    clock: { now: () => 0 },
+    logger,
+    ...overrides,
+  } as unknown as ApiDeps;
+  return { deps, logger };
+}
+
+async function answer(request: PlainRequest, deps = stubDeps().deps) {
+  const res = await handleApiRequest(apiGatewayEvent(request), deps);
+  return { status: res.statusCode, headers: res.headers ?? {}, json: JSON.parse(res.body ?? 'null') };
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+describe('handleApiRequest before any store is asked', () => {
+  it('refuses a body over 64 KB with 413, even when it is valid JSON', async () => {
+    const body = JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES) });
+    const res = await answer({ method: 'PUT', url: '/sources/a', headers: JSON_HEADERS, body });
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+  });
+
+  it('accepts a body of exactly 64 KB as far as its size goes', async () => {
+    const body = `{"mode":"full"${' '.repeat(MAX_BODY_BYTES - 15)}}`;
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES);
+    const res = await answer({ method: 'POST', url: '/sources/a/runs', headers: JSON_HEADERS, body });
+    expect(res.status).toBe(500); // reached the (failing) store: not refused for its size
+  });
+
+  it('refuses a body without a JSON content type with 415', async () => {
+    const res = await answer({ method: 'PUT', url: '/sources/a', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect(res.status).toBe(415);
+    expect(res.json.detail).toContain('text/plain');
+  });
+
+  it.each([
+    ['application/json', true],
+    ['application/json; charset=utf-8', true],
+    ['Application/JSON', true],
+    ['application/merge-patch+json', true],
+    ['text/json', false],
+    ['application/x-www-form-urlencoded', false],
+  ])('treats %s as JSON: %s', (type, json) => {
+    expect(isJsonContentType(type)).toBe(json);
+  });
+
+  it('answers 405 with Allow for a known path and an unknown method', async () => {
+    const res = await answer({ method: 'DELETE', url: '/runs/01J9ZQ4T7J8Y2K3M4N5P6Q7R8S' });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET');
+  });
+
+  it('answers 404 for an unknown path', async () => {
+    expect((await answer({ method: 'GET', url: '/nothing/here' })).status).toBe(404);
+  });
+});
+
+describe('unexpected errors', () => {
+  it('are answered 500 with a generic detail quoting the request id, and logged in full', async () => {
+    const failing = { require: () => Promise.reject(new Error('dynamo exploded at table secret-name')) };
+    const { deps, logger } = stubDeps({ sources: failing });
+    const res = await answer({ method: 'GET', url: '/sources/a', requestId: 'req-42' }, deps);
+    expect(res.status).toBe(500);
+    expect(res.json).toMatchObject({ status: 500, title: 'Internal Server Error', requestId: 'req-42' });
+    expect(res.json.detail).toContain('req-42');
+    expect(JSON.stringify(res.json)).not.toContain('secret-name');
+    expect(logger.error).toHaveBeenCalledWith(
+      'request failed',
+      expect.objectContaining({ requestId: 'req-42', error: expect.objectContaining({ message: expect.stringContaining('secret-name') }) }),
+    );
+  });
+
+  it('are not logged as errors when the status is below 500', async () => {
+    const { deps, logger } = stubDeps();
+    await answer({ method: 'GET', url: '/nothing' }, deps);
+    expect(logger.error).not.toHaveBeenCalled();
+  });
+});
+
+describe('rawSecretFields', () => {
+  it.each([
+    [{ tokenRef: `ghp_${'A'.repeat(36)}` }, ['tokenRef']],
+    [{ auth: { secretRef: 'Bearer abcdefghijklmnop' } }, ['auth.secretRef']],
+    [{ extraQuery: { api_key: 'k' } }, ['extraQuery.api_key']],
+    [{ url: 'https://user:pw@example.com/x' }, ['url']],
+    [{ url: 'https://example.com/x?access_token=abc' }, ['url']],
+    [{ tokenRef: '/harvester/github-token', auth: { secretRef: 'secretsmanager:acme/key', prefix: 'Bearer ' } }, []],
+    [{ url: 'https://example.com/records?format=json', extraQuery: { format: 'json' } }, []],
+  ])('finds raw credentials in %j at %j', (config, paths) => {
+    expect(rawSecretFields(config).map((e) => e.path)).toEqual(paths);
+  });
+});
+
+describe('runSummary', () => {
+  it.each([
+    [{ processed: 1990, total: 2000, pages: 20 }, 10, '1990/2000 processed, 10 in DLQ'],
+    [{ processed: 40, total: null, pages: 1 }, 0, '40 processed, 0 in DLQ'],
+  ])('summarizes %j with %i dead letters', (progress, errorCount, text) => {
+    expect(runSummary({ progress, errorCount })).toBe(text);
+  });
+});
