@@ -44,6 +44,11 @@ export class ApiClient {
 
   /** Sends a request; resolves the JSON body (undefined for 204), rejects with the API's problem. */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.send<T>(method, path, body)).body;
+  }
+
+  /** Like {@link ApiClient.request}, with the status (201 created vs 200 replaced). */
+  async send<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const url = new URL(path.replace(/^\//, ''), this.endpoint);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let headers: Record<string, string> = {
@@ -66,9 +71,9 @@ export class ApiClient {
       const message = safeMessage(text) ?? response.statusText;
       throw new ApiProblemError({ type: 'about:blank', title: `HTTP ${response.status}`, status: response.status, detail: message, instance: url.pathname, requestId: response.headers.get('x-amzn-requestid') ?? '' });
     }
-    if (response.status === 204 || text === '') return undefined as T;
+    if (response.status === 204 || text === '') return { status: response.status, body: undefined as T };
     if (!type.includes('json')) throw new ApiUnreachableError(`${url.origin} did not answer JSON; is it the Harvester API?`);
-    return JSON.parse(text) as T;
+    return { status: response.status, body: JSON.parse(text) as T };
   }
 }
 

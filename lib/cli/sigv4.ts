@@ -45,6 +45,8 @@ export function sigV4Signer(region: string): RequestSigner {
         ...(body === undefined ? {} : { body }),
       }),
     );
-    return signed.headers as Record<string, string>;
+    // fetch sets Host itself (to the same url.host that was signed) and refuses to be told.
+    const { host: _host, ...rest } = signed.headers as Record<string, string>;
+    return rest;
   };
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineDeps } from '../../lib/engine/deps.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
@@ -24,6 +24,7 @@ beforeAll(async () => {
   // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
   runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
 });
+afterAll(() => engine.stop());
 afterEach(async () => {
   hooks.disarm();
   await Promise.all(sources.splice(0).map((s) => s.stop()));

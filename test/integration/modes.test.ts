@@ -14,6 +14,7 @@ beforeAll(async () => {
   engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
 });
 afterAll(async () => {
+  await engine.stop();
   await Promise.all(fakes.map((f) => f.stop()));
 });
 

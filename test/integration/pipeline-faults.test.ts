@@ -20,7 +20,10 @@ beforeAll(async () => {
   engine = await setUpTestEngine('faults');
   source = await startFakeSource({ entities: 300, seed: 7 });
 });
-afterAll(() => source.stop());
+afterAll(async () => {
+  await engine.stop();
+  await source.stop();
+});
 
 /** A running run with no message in the queue, and the message for its first page. */
 async function runningRun(sourceId: string): Promise<PageMessage> {

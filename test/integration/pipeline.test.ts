@@ -21,7 +21,10 @@ beforeAll(async () => {
   });
   engine.runtime({ workers: 3 }).start();
 });
-afterAll(() => source.stop());
+afterAll(async () => {
+  await engine.stop();
+  await source.stop();
+});
 
 describe('a full run through the whole pipeline', () => {
   it('loads everything but the invalid records, dead-letters exactly those, and counts exactly', async () => {

@@ -1,4 +1,3 @@
-import { afterAll } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
@@ -26,9 +25,11 @@ export interface TestEngine {
   readonly deps: EngineDeps;
   /** Creates (does not start) a local runtime over this engine. */
   runtime(options?: Partial<Omit<LocalRuntimeOptions, 'deps' | 'clients' | 'resources'>>): LocalRuntime;
+  /** Stops every runtime created here (worker processes included) and closes the clients. Call in afterAll. */
+  stop(): Promise<void>;
 }
 
-/** Sets up resources and an engine for one test file; everything is torn down after the file. */
+/** Sets up resources and an engine for one test file; call `stop()` after the file. */
 export async function setUpTestEngine(
   hint: string,
   options: Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
@@ -53,11 +54,11 @@ export async function setUpTestEngine(
     ...engineOptions,
   });
   const runtimes: LocalRuntime[] = [];
-  afterAll(async () => {
-    await Promise.all(runtimes.map((r) => r.stop()));
-    destroyAwsClients(aws.clients);
-  });
   return {
+    async stop() {
+      await Promise.all(runtimes.map((r) => r.stop()));
+      destroyAwsClients(aws.clients);
+    },
     aws,
     deps,
     runtime(runtimeOptions = {}) {

@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import type { z } from 'zod';
+import type { DeadLetterPageSchema } from '../../api/schemas/dead-letters.js';
+import type { RunView } from '../../api/schemas/runs.js';
+import { contextOf, positiveInt } from '../context.js';
+import { type Io, printJson, printLines, printTable } from '../output.js';
+import { reportStarted } from './runs.js';
+
+type DeadLetterPage = z.infer<typeof DeadLetterPageSchema>;
+
+function clip(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** `harvester dlq list|retry`. */
+export function registerDlqCommands(program: Command, io: Io): void {
+  const dlq = program.command('dlq').description('dead letters: failed items and pages');
+
+  dlq
+    .command('list <sourceId>')
+    .description("list a source's open dead letters")
+    .option('--run <runId>', 'only entries whose last failure was in this run')
+    .option('--error-class <class>', 'transient or permanent')
+    .option('--limit <n>', 'entries per page (1–100)', positiveInt('--limit'), 50)
+    .option('--cursor <cursor>', 'nextCursor of a previous page')
+    .action(
+      async (sourceId: string, opts: { run?: string; errorClass?: string; limit: number; cursor?: string }, cmd: Command) => {
+        const ctx = contextOf(cmd, io);
+        const page = await (await ctx.client()).get<DeadLetterPage>(`/sources/${encodeURIComponent(sourceId)}/dead-letters`, {
+          runId: opts.run,
+          errorClass: opts.errorClass,
+          limit: opts.limit,
+          cursor: opts.cursor,
+        });
+        if (ctx.json) return printJson(io, page);
+        printTable(
+          io,
+          ['KIND', 'REF', 'CLASS', 'ATTEMPTS', 'LAST RUN', 'REASON'],
+          page.items.map((e) => [e.kind, clip(e.ref || '(first page)', 40), e.errorClass, String(e.attempts), e.runId, clip(e.reason, 80)]),
+          'no open dead letters',
+        );
+        if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
+      },
+    );
+
+  dlq
+    .command('retry <sourceId>')
+    .description('retry failed: start a dlq_retry run over the open dead letters')
+    .option('--watch', 'follow the run until it ends')
+    .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const run = await (await ctx.client()).request<RunView>('POST', `/sources/${encodeURIComponent(sourceId)}/dead-letters/retry`);
+      await reportStarted(ctx, run, Boolean(opts.watch));
+    });
+}

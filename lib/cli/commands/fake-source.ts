@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { CliUsageError, positiveInt } from '../context.js';
+import { type Io, printLines } from '../output.js';
+import { untilSignal } from './local.js';
+
+/** `harvester fake-source`: the fault-injecting fake source on a local port. */
+export function registerFakeSourceCommand(program: Command, io: Io): void {
+  program
+    .command('fake-source')
+    .description('serve a fake rest-json and GitHub-shaped source with deterministic faults')
+    .option('--port <port>', 'port on 127.0.0.1 (0: any free port)', positiveInt('--port'), 8788)
+    .option('--entities <n>', 'entities at start', positiveInt('--entities'), 1_000)
+    .option('--profile <name>', 'fault profile: none, realistic, flaky, storm, unauthorized', 'none')
+    .option('--seed <n>', 'seed of text, broken records and faults', positiveInt('--seed'), 1)
+    .action(async (opts: { port: number; entities: number; profile: string; seed: number }) => {
+      const { isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } = await import('../../local/fake-source/index.js');
+      if (!isProfileName(opts.profile)) {
+        throw new CliUsageError(`unknown profile "${opts.profile}"; one of ${Object.keys(FAULT_PROFILES).join(', ')}`);
+      }
+      const source = await startFakeSource({ port: opts.port, entities: opts.entities, seed: opts.seed, profile: opts.profile });
+      const config = {
+        url: `${source.url}/records`,
+        itemsPath: 'data',
+        idField: 'id',
+        updatedAtField: 'updatedAt',
+        totalPath: 'total',
+        sinceParam: 'since',
+        itemUrl: `${source.url}/records/{id}`,
+        ordered: true,
+        pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+      };
+      printLines(io, [
+        `fake source ready at ${source.url} (${opts.entities} entities, seed ${opts.seed})`,
+        `fault profile ${opts.profile}: ${JSON.stringify(resolveProfile(opts.profile))}`,
+        `rest-json  ${source.url}/records   github  ${source.url}/repos/<owner>/<repo>/issues`,
+        `truth      ${source.url}/_truth    stats   ${source.url}/_stats`,
+        `try: harvester sources put demo --connector rest-json --config '${JSON.stringify(config)}'`,
+        'Ctrl-C stops it.',
+      ]);
+      await untilSignal(io, () => source.stop());
+    });
+}

@@ -1,0 +1,93 @@
+import type { Command } from 'commander';
+import type { RunView } from '../../api/schemas/runs.js';
+import { RUN_MODES } from '../../run/model.js';
+import { type CommandContext, contextOf, positiveInt } from '../context.js';
+import { type Io, printJson, printLines, printTable, runLines, runRow } from '../output.js';
+import { outcomeOf, watchRun } from '../watch.js';
+
+/** Poll period of `--watch`, overridable for tests and slow links. */
+function watchInterval(): number {
+  const ms = Number(process.env.HARVESTER_WATCH_INTERVAL_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 1_000;
+}
+
+/**
+ * Watches a run to its end and prints how it ended. Sets a non-zero exit code when the run
+ * failed or was cancelled, so scripts can `harvester runs start … --watch && next-step`.
+ */
+export async function followRun(ctx: CommandContext, runId: string): Promise<void> {
+  const run = await watchRun(await ctx.client(), runId, ctx.io, { intervalMs: watchInterval(), quiet: ctx.json });
+  const { line, ok } = outcomeOf(run);
+  if (ctx.json) printJson(ctx.io, run);
+  else printLines(ctx.io, [line]);
+  if (!ok) process.exitCode = 1;
+}
+
+/** Prints a freshly started run, then follows it when asked. */
+export async function reportStarted(ctx: CommandContext, run: RunView, watch: boolean): Promise<void> {
+  if (watch) {
+    if (!ctx.json) printLines(ctx.io, [`started run ${run.runId} (${run.mode}) of ${run.sourceId}`]);
+    return followRun(ctx, run.runId);
+  }
+  if (ctx.json) return printJson(ctx.io, run);
+  printLines(ctx.io, [`started run ${run.runId} (${run.mode}) of ${run.sourceId}`, `follow it: harvester runs watch ${run.runId}`]);
+}
+
+/** `harvester runs start|get|list|cancel|watch`. */
+export function registerRunCommands(program: Command, io: Io): void {
+  const runs = program.command('runs').description('start and follow runs');
+
+  runs
+    .command('start <sourceId>')
+    .description('start a run (409 names the active run if one is going)')
+    .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`)
+    .option('--watch', 'follow the run with a live progress bar until it ends')
+    .action(async (sourceId: string, opts: { mode: string; watch?: boolean }, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const run = await (await ctx.client()).request<RunView>('POST', `/sources/${encodeURIComponent(sourceId)}/runs`, {
+        mode: opts.mode,
+      });
+      await reportStarted(ctx, run, Boolean(opts.watch));
+    });
+
+  runs
+    .command('get <runId>')
+    .description('show a run: state, progress, dead letters, heartbeat, checkpoint, resume verdict')
+    .action(async (runId: string, _opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const run = await (await ctx.client()).get<RunView>(`/runs/${encodeURIComponent(runId)}`);
+      if (ctx.json) return printJson(io, run);
+      printLines(io, runLines(run));
+    });
+
+  runs
+    .command('list <sourceId>')
+    .description("list a source's runs, newest first")
+    .option('--limit <n>', 'runs per page (1–100)', positiveInt('--limit'), 20)
+    .option('--cursor <cursor>', 'nextCursor of a previous page')
+    .action(async (sourceId: string, opts: { limit: number; cursor?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const page = await (await ctx.client()).get<{ items: RunView[]; nextCursor: string | null }>(
+        `/sources/${encodeURIComponent(sourceId)}/runs`,
+        { limit: opts.limit, cursor: opts.cursor },
+      );
+      if (ctx.json) return printJson(io, page);
+      printTable(io, ['RUN', 'MODE', 'STATE', 'PROGRESS', 'CREATED'], page.items.map(runRow), 'no runs');
+      if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
+    });
+
+  runs
+    .command('cancel <runId>')
+    .description('cancel a run (terminal: it is never resumed)')
+    .action(async (runId: string, _opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const run = await (await ctx.client()).request<RunView>('POST', `/runs/${encodeURIComponent(runId)}/cancel`);
+      if (ctx.json) return printJson(io, run);
+      printLines(io, [`cancelled run ${run.runId}: ${run.summary}`]);
+    });
+
+  runs
+    .command('watch <runId>')
+    .description('follow a run until it ends; exits 1 if it failed or was cancelled')
+    .action(async (runId: string, _opts: unknown, cmd: Command) => followRun(contextOf(cmd, io), runId));
+}

@@ -1,0 +1,110 @@
+import { Presets, SingleBar } from 'cli-progress';
+import type { RunView } from '../api/schemas/runs.js';
+import { isTerminal } from '../run/model.js';
+import { ApiUnreachableError, type ApiClient } from './client.js';
+import type { Io } from './output.js';
+
+/** Options of {@link watchRun}. */
+export interface WatchOptions {
+  /** Poll period. Default 1 s. */
+  readonly intervalMs?: number;
+  /** Force the line-per-change output even on a terminal. */
+  readonly plain?: boolean;
+  /** Print nothing while watching (`--json`: only the final run is printed, by the caller). */
+  readonly quiet?: boolean;
+}
+
+/** Consecutive failed polls tolerated before giving up (a restarting local API, a network blip). */
+const MAX_POLL_FAILURES = 5;
+
+function totalLabel(run: RunView): string {
+  return run.progress.total === null ? '?' : String(run.progress.total);
+}
+
+/** One status line: state, N/M, K in DLQ, heartbeat age, resume verdict. */
+export function statusLine(run: RunView): string {
+  const parts = [
+    `${run.state.padEnd(9)} ${run.progress.processed}/${totalLabel(run)} processed`,
+    `${run.errorCount} in DLQ`,
+    `heartbeat ${run.heartbeatAgeSeconds}s`,
+    `resume ${run.resume.reason}`,
+  ];
+  if (run.deferredUntil) parts.push(`deferred until ${run.deferredUntil}`);
+  return parts.join(' · ');
+}
+
+/** What changes the plain output: everything but the heartbeat age, which changes every second. */
+function changeKey(run: RunView): string {
+  return JSON.stringify([run.state, run.progress, run.errorCount, run.resume, run.epoch, run.deferredUntil]);
+}
+
+/**
+ * Follows a run until it ends, polling `GET /runs/{id}`. On a terminal, a live progress bar;
+ * otherwise one timestamped line per change. Resolves the final run.
+ */
+export async function watchRun(client: ApiClient, runId: string, io: Io, options: WatchOptions = {}): Promise<RunView> {
+  const interval = options.intervalMs ?? 1_000;
+  const live = !options.quiet && !options.plain && Boolean(io.out.isTTY);
+  const bar = live
+    ? new SingleBar(
+        {
+          format: '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · heartbeat {heartbeat}s · {verdict}',
+          hideCursor: true,
+          stream: io.out,
+          barsize: 30,
+        },
+        Presets.shades_classic,
+      )
+    : undefined;
+  let lastKey = '';
+  let failures = 0;
+  const stopOnSignal = () => {
+    bar?.stop();
+    process.exit(130);
+  };
+  process.once('SIGINT', stopOnSignal);
+  try {
+    for (;;) {
+      let run: RunView;
+      try {
+        run = await client.request<RunView>('GET', `/runs/${encodeURIComponent(runId)}`);
+        failures = 0;
+      } catch (error) {
+        if (!(error instanceof ApiUnreachableError) || ++failures >= MAX_POLL_FAILURES) throw error;
+        await sleep(interval);
+        continue;
+      }
+      const payload = {
+        state: run.state.padEnd(9),
+        totalLabel: totalLabel(run),
+        dlq: run.errorCount,
+        heartbeat: run.heartbeatAgeSeconds,
+        verdict: run.resume.reason,
+      };
+      const total = run.progress.total ?? Math.max(run.progress.processed, 1);
+      if (bar) {
+        if (lastKey === '') bar.start(total, run.progress.processed, payload);
+        bar.setTotal(total);
+        bar.update(run.progress.processed, payload);
+      } else if (!options.quiet && changeKey(run) !== lastKey) {
+        io.out.write(`${new Date().toISOString().slice(11, 19)} ${statusLine(run)}\n`);
+      }
+      lastKey = changeKey(run);
+      if (isTerminal(run.state)) return run;
+      await sleep(interval);
+    }
+  } finally {
+    bar?.stop();
+    process.removeListener('SIGINT', stopOnSignal);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The closing line of a watch, and whether the run ended well (succeeded, possibly with dead letters). */
+export function outcomeOf(run: RunView): { line: string; ok: boolean } {
+  const failure = run.failure ? ` (${run.failure.reason}: ${run.failure.message})` : '';
+  return { line: `run ${run.runId} ${run.state}: ${run.summary}${failure}`, ok: run.state === 'succeeded' };
+}

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELIABILITY } from '../../lib/config/constants.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { LocalRuntime } from '../../lib/local/runtime.js';
+import { TEST_REGION } from '../support/aws.js';
+import { movableClock } from '../support/crash.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+
+const clock = movableClock();
+let engine: TestEngine;
+let runtime: LocalRuntime;
+let fake: FakeSource;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('sigkill', { clock });
+  fake = await startFakeSource({ entities: 1_000, seed: 9, latencyMs: 400 });
+  runtime = engine
+    .runtime({
+      workers: 0,
+      processWorkers: 1,
+      reaperIntervalMs: 3_600_000,
+      workerEnv: {
+        AWS_ENDPOINT_URL: engine.aws.endpoint,
+        AWS_REGION: TEST_REGION,
+        HARVESTER_PREFIX: engine.aws.prefix,
+        LOG_LEVEL: 'SILENT',
+      },
+    })
+    .start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await fake.stop();
+});
+
+describe('a worker process killed with SIGKILL mid-page', () => {
+  it('is recovered by the reaper and the run ends complete', async () => {
+    await putSource(engine.deps, 'killed', 'rest-json', fakeRestConfig(fake.url));
+    const started = await startRun(engine.deps, { sourceId: 'killed', mode: 'incremental' });
+    await waitForRun(engine.deps, started.runId, (r) => r.progress.pages >= 3, 60_000);
+
+    const [pid] = runtime.workerPids();
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+    const killedAt = await engine.deps.runs.require(started.runId);
+    expect(killedAt.state).toBe('running');
+
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+    const report = await runtime.reapNow();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(runtime.workerPids()).not.toContain(pid);
+    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'resumed', action: 'resume' });
+    expect(run.state).toBe('succeeded');
+    expect(run.resume.reason).toBe('resumed');
+    expect(run.progress.processed).toBe(1_000);
+    const items = await engine.deps.items.listAll('killed');
+    expect(items).toHaveLength(1_000);
+    expect(fake.stats().duplicatePageServes).toBeLessThanOrEqual(1);
+  });
+});
