@@ -42,7 +42,11 @@ async function send(req: Req) {
     headers: { 'content-type': req.contentType ?? 'application/json' },
   });
   const res = await handleApiRequest(event, deps);
-  return { status: res.statusCode, headers: res.headers ?? {}, json: res.body ? JSON.parse(res.body) : undefined };
+  return {
+    status: res.statusCode,
+    headers: res.headers ?? {},
+    json: res.body ? JSON.parse(res.body) : undefined,
+  };
 }
 
 /** Everything a bad request must not change: every stored source and run, and every schedule. */
@@ -61,7 +65,11 @@ async function storedState(): Promise<unknown> {
 
 beforeAll(async () => {
   aws = await setUpTestAws('api-problems');
-  const config = loadConfig({ HARVESTER_PREFIX: aws.prefix, AWS_ENDPOINT_URL: aws.endpoint, LOG_LEVEL: 'SILENT' });
+  const config = loadConfig({
+    HARVESTER_PREFIX: aws.prefix,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    LOG_LEVEL: 'SILENT',
+  });
   const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
   deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
   const put = await send({
@@ -74,7 +82,8 @@ beforeAll(async () => {
     }),
   });
   expect(put.status).toBe(201);
-  activeRunId = (await send({ method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"full"}' })).json.runId;
+  activeRunId = (await send({ method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"full"}' })).json
+    .runId;
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
@@ -110,7 +119,13 @@ const CASES: Case[] = [
     title: 'Invalid request',
     errors: ['connector', 'config', 'schedules'],
   },
-  { name: 'a missing body', req: { method: 'PUT', url: `/sources/${SOURCE}` }, status: 400, title: 'Invalid request', errors: [''] },
+  {
+    name: 'a missing body',
+    req: { method: 'PUT', url: `/sources/${SOURCE}` },
+    status: 400,
+    title: 'Invalid request',
+    errors: [''],
+  },
   {
     name: 'an unknown connector',
     req: put({ ...valid, connector: 'gitlab' }),
@@ -121,10 +136,23 @@ const CASES: Case[] = [
   },
   {
     name: 'an invalid connector config',
-    req: put({ ...valid, config: { ...REST_CONFIG, url: 'ftp://x', pagination: { type: 'cursor', cursorParam: '' }, pagesize: 5 } }),
+    req: put({
+      ...valid,
+      config: {
+        ...REST_CONFIG,
+        url: 'ftp://x',
+        pagination: { type: 'cursor', cursorParam: '' },
+        pagesize: 5,
+      },
+    }),
     status: 400,
     title: 'Invalid connector config',
-    errors: ['config.url', 'config.pagination.cursorParam', 'config.pagination.nextCursorPath', 'config.pagesize'],
+    errors: [
+      'config.url',
+      'config.pagination.cursorParam',
+      'config.pagination.nextCursorPath',
+      'config.pagesize',
+    ],
   },
   {
     name: 'a raw token where a secret reference belongs',
@@ -135,7 +163,13 @@ const CASES: Case[] = [
   },
   {
     name: 'an invalid schedule expression',
-    req: put({ ...valid, schedules: [{ expression: 'every hour', mode: 'full' }, { expression: 'rate(1 hours)', mode: 'full' }] }),
+    req: put({
+      ...valid,
+      schedules: [
+        { expression: 'every hour', mode: 'full' },
+        { expression: 'rate(1 hours)', mode: 'full' },
+      ],
+    }),
     status: 400,
     title: 'Invalid request',
     errors: ['schedules.0.expression', 'schedules.1.expression'],
@@ -178,10 +212,31 @@ const CASES: Case[] = [
     status: 404,
     title: 'Source not found',
   },
-  { name: 'an unknown source', req: { method: 'GET', url: '/sources/nobody' }, status: 404, title: 'Source not found' },
-  { name: 'an unknown run', req: { method: 'GET', url: `/runs/${ulid()}` }, status: 404, title: 'Run not found' },
-  { name: 'cancelling an unknown run', req: { method: 'POST', url: `/runs/${ulid()}/cancel` }, status: 404, title: 'Run not found' },
-  { name: 'a malformed run id', req: { method: 'GET', url: '/runs/42' }, status: 400, title: 'Invalid request', errors: ['runId'] },
+  {
+    name: 'an unknown source',
+    req: { method: 'GET', url: '/sources/nobody' },
+    status: 404,
+    title: 'Source not found',
+  },
+  {
+    name: 'an unknown run',
+    req: { method: 'GET', url: `/runs/${ulid()}` },
+    status: 404,
+    title: 'Run not found',
+  },
+  {
+    name: 'cancelling an unknown run',
+    req: { method: 'POST', url: `/runs/${ulid()}/cancel` },
+    status: 404,
+    title: 'Run not found',
+  },
+  {
+    name: 'a malformed run id',
+    req: { method: 'GET', url: '/runs/42' },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['runId'],
+  },
   {
     name: 'dead letters of an unknown source',
     req: { method: 'GET', url: '/sources/nobody/dead-letters' },
@@ -195,10 +250,26 @@ const CASES: Case[] = [
     title: 'Invalid request',
     errors: ['errorClass', 'limit', 'sort'],
   },
-  { name: 'a forged cursor', req: { method: 'GET', url: '/sources?cursor=not-a-cursor' }, status: 400, title: 'Invalid request', errors: ['cursor'] },
+  {
+    name: 'a forged cursor',
+    req: { method: 'GET', url: '/sources?cursor=not-a-cursor' },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['cursor'],
+  },
   { name: 'an unknown route', req: { method: 'GET', url: '/things' }, status: 404, title: 'Not Found' },
-  { name: 'a wrong method', req: { method: 'PATCH', url: `/sources/${SOURCE}` }, status: 405, title: 'Method Not Allowed' },
-  { name: 'a body on a GET', req: { method: 'GET', url: '/sources', body: '{}' }, status: 400, title: 'Invalid request' },
+  {
+    name: 'a wrong method',
+    req: { method: 'PATCH', url: `/sources/${SOURCE}` },
+    status: 405,
+    title: 'Method Not Allowed',
+  },
+  {
+    name: 'a body on a GET',
+    req: { method: 'GET', url: '/sources', body: '{}' },
+    status: 400,
+    title: 'Invalid request',
+  },
 ];
 
 describe('bad input', () => {
@@ -207,7 +278,11 @@ describe('bad input', () => {
     const res = await send(c.req);
     expect(res.status).toBe(c.status);
     expect(res.headers['content-type']).toBe('application/problem+json');
-    expect(res.json).toMatchObject({ status: c.status, title: c.title, instance: new URL(c.req.url, 'http://x').pathname });
+    expect(res.json).toMatchObject({
+      status: c.status,
+      title: c.title,
+      instance: new URL(c.req.url, 'http://x').pathname,
+    });
     expect(res.json.detail).toEqual(expect.any(String));
     expect(res.json.requestId).toEqual(expect.any(String));
     if (c.errors) expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(c.errors);
@@ -231,10 +306,19 @@ describe('bad input', () => {
     await send({ method: 'PUT', url: `/sources/${id}`, body: JSON.stringify(valid) });
     const run = (await send({ method: 'POST', url: `/sources/${id}/runs`, body: '{"mode":"full"}' })).json;
     await deps.runs.start(run.runId, 1, Date.now());
-    await deps.lifecycle.finish({ runId: run.runId, sourceId: id, epoch: 1, state: 'succeeded', now: Date.now() });
+    await deps.lifecycle.finish({
+      runId: run.runId,
+      sourceId: id,
+      epoch: 1,
+      state: 'succeeded',
+      now: Date.now(),
+    });
     const res = await send({ method: 'POST', url: `/runs/${run.runId}/cancel` });
     expect(res.status).toBe(409);
-    expect(res.json).toMatchObject({ title: 'Run already ended', detail: expect.stringContaining('succeeded') });
+    expect(res.json).toMatchObject({
+      title: 'Run already ended',
+      detail: expect.stringContaining('succeeded'),
+    });
     expect((await deps.runs.require(run.runId)).state).toBe('succeeded');
   });
 });

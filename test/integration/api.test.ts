@@ -13,7 +13,11 @@ let deps: ApiDeps;
 
 beforeAll(async () => {
   aws = await setUpTestAws('api');
-  const config = loadConfig({ HARVESTER_PREFIX: aws.prefix, AWS_ENDPOINT_URL: aws.endpoint, LOG_LEVEL: 'SILENT' });
+  const config = loadConfig({
+    HARVESTER_PREFIX: aws.prefix,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    LOG_LEVEL: 'SILENT',
+  });
   const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
   deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
 });
@@ -89,7 +93,8 @@ describe('sources', () => {
   });
 
   it('GET /sources pages with limit and cursor until nextCursor is null', async () => {
-    for (let i = 0; i < 3; i++) await call('PUT', `/sources/${newSourceId()}`, { connector: 'rest-json', config: REST_CONFIG });
+    for (let i = 0; i < 3; i++)
+      await call('PUT', `/sources/${newSourceId()}`, { connector: 'rest-json', config: REST_CONFIG });
     const seen = new Set<string>();
     let cursor: string | null = null;
     let pages = 0;
@@ -194,9 +199,30 @@ describe('dead letters', () => {
     await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
     const [runA, runB] = [ulid(), ulid()];
     const base = { sourceId: id, attempts: 1, page: 1, now: Date.now() };
-    await deps.deadLetters.record({ ...base, kind: 'item', ref: 'e-1', errorClass: 'permanent', reason: 'bad', runId: runA });
-    await deps.deadLetters.record({ ...base, kind: 'item', ref: 'e-2', errorClass: 'transient', reason: '503', runId: runA });
-    await deps.deadLetters.record({ ...base, kind: 'page', ref: 'c-9', errorClass: 'transient', reason: '503', runId: runB });
+    await deps.deadLetters.record({
+      ...base,
+      kind: 'item',
+      ref: 'e-1',
+      errorClass: 'permanent',
+      reason: 'bad',
+      runId: runA,
+    });
+    await deps.deadLetters.record({
+      ...base,
+      kind: 'item',
+      ref: 'e-2',
+      errorClass: 'transient',
+      reason: '503',
+      runId: runA,
+    });
+    await deps.deadLetters.record({
+      ...base,
+      kind: 'page',
+      ref: 'c-9',
+      errorClass: 'transient',
+      reason: '503',
+      runId: runB,
+    });
     return { id, runA, runB };
   }
 
@@ -205,7 +231,12 @@ describe('dead letters', () => {
     const all = await call('GET', `/sources/${id}/dead-letters`);
     expect(all.status).toBe(200);
     expect(all.json.items).toHaveLength(3);
-    expect(all.json.items[0]).toMatchObject({ sourceId: id, kind: 'item', ref: 'e-1', errorClass: 'permanent' });
+    expect(all.json.items[0]).toMatchObject({
+      sourceId: id,
+      kind: 'item',
+      ref: 'e-1',
+      errorClass: 'permanent',
+    });
     expect(all.json.items[0].firstFailedAt).toMatch(/Z$/);
     const transient = await call('GET', `/sources/${id}/dead-letters?errorClass=transient`);
     expect(transient.json.items.map((e: { ref: string }) => e.ref).sort()).toEqual(['c-9', 'e-2']);

@@ -17,7 +17,11 @@ let deps: ApiDeps;
 
 beforeAll(async () => {
   aws = await setUpTestAws('schedules');
-  const config = loadConfig({ HARVESTER_PREFIX: aws.prefix, AWS_ENDPOINT_URL: aws.endpoint, LOG_LEVEL: 'SILENT' });
+  const config = loadConfig({
+    HARVESTER_PREFIX: aws.prefix,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    LOG_LEVEL: 'SILENT',
+  });
   const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
   deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
 });
@@ -33,7 +37,12 @@ const REST_CONFIG = {
 
 async function putSource(id: string, schedules: { expression: string; mode: string }[]) {
   const body = JSON.stringify({ connector: 'rest-json', config: REST_CONFIG, schedules });
-  const event = apiGatewayEvent({ method: 'PUT', url: `/sources/${id}`, headers: { 'content-type': 'application/json' }, body });
+  const event = apiGatewayEvent({
+    method: 'PUT',
+    url: `/sources/${id}`,
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   return handleApiRequest(event, deps);
 }
 
@@ -42,17 +51,29 @@ async function schedulesOf(id: string) {
     new ListSchedulesCommand({ GroupName: aws.names.scheduleGroup, NamePrefix: `src-${id}-` }),
   );
   const details = await Promise.all(
-    Schedules.map((s) => aws.clients.scheduler.send(new GetScheduleCommand({ Name: s.Name, GroupName: aws.names.scheduleGroup }))),
+    Schedules.map((s) =>
+      aws.clients.scheduler.send(
+        new GetScheduleCommand({ Name: s.Name, GroupName: aws.names.scheduleGroup }),
+      ),
+    ),
   );
   return details
-    .map((d) => ({ name: d.Name, expression: d.ScheduleExpression, arn: d.Target?.Arn, role: d.Target?.RoleArn, input: d.Target?.Input }))
+    .map((d) => ({
+      name: d.Name,
+      expression: d.ScheduleExpression,
+      arn: d.Target?.Arn,
+      role: d.Target?.RoleArn,
+      input: d.Target?.Input,
+    }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
 }
 
 describe('source schedules', () => {
   it('a source created with a schedule gets a recurring Scheduler schedule that starts its runs', async () => {
     const id = `sched-${ulid().toLowerCase()}`;
-    expect((await putSource(id, [{ expression: 'rate(1 minute)', mode: 'incremental' }])).statusCode).toBe(201);
+    expect((await putSource(id, [{ expression: 'rate(1 minute)', mode: 'incremental' }])).statusCode).toBe(
+      201,
+    );
     expect(await schedulesOf(id)).toEqual([
       {
         name: `src-${id}-0`,
@@ -75,7 +96,12 @@ describe('source schedules', () => {
       { expression: 'rate(1 hour)', mode: 'incremental' },
       { expression: 'cron(0 4 * * ? *)', mode: 'full' },
     ]);
-    expect(report).toEqual({ created: [], updated: [`src-${id}-1`], deleted: [`src-${id}-2`], unchanged: [`src-${id}-0`] });
+    expect(report).toEqual({
+      created: [],
+      updated: [`src-${id}-1`],
+      deleted: [`src-${id}-2`],
+      unchanged: [`src-${id}-0`],
+    });
     expect((await schedulesOf(id)).map((s) => s.expression)).toEqual(['rate(1 hour)', 'cron(0 4 * * ? *)']);
 
     const grown = await deps.schedules.reconcile(id, [
@@ -100,8 +126,19 @@ describe('source schedules', () => {
     await putSource(id, [{ expression: 'rate(1 minute)', mode: 'incremental' }]);
     let now = Date.now();
     const outcomes: ScheduledStartOutcome[] = [];
-    const targets = new Map([[LOCAL_START_RUN_ARN, async (input: string) => void outcomes.push(await startScheduledRun(deps, input))]]);
-    const firer = new ScheduleFirer(aws.clients.scheduler, aws.names.scheduleGroup, targets, deps.logger, () => now);
+    const targets = new Map([
+      [
+        LOCAL_START_RUN_ARN,
+        async (input: string) => void outcomes.push(await startScheduledRun(deps, input)),
+      ],
+    ]);
+    const firer = new ScheduleFirer(
+      aws.clients.scheduler,
+      aws.names.scheduleGroup,
+      targets,
+      deps.logger,
+      () => now,
+    );
 
     expect(await firer.tick()).not.toContain(`src-${id}-0`); // first sight: a period has not passed yet
     now += 61_000;
@@ -112,7 +149,11 @@ describe('source schedules', () => {
 
     now += 61_000;
     await firer.tick();
-    expect(outcomes.filter((o) => !o.started)).toContainEqual({ started: false, reason: 'source_busy', activeRunId: runs[0]!.runId });
+    expect(outcomes.filter((o) => !o.started)).toContainEqual({
+      started: false,
+      reason: 'source_busy',
+      activeRunId: runs[0]!.runId,
+    });
     expect((await deps.runs.listBySource(id)).items).toHaveLength(1);
   });
 
@@ -133,6 +174,9 @@ describe('source schedules', () => {
       started: false,
       reason: 'source_not_found',
     });
-    expect(await startScheduledRun(deps, '{"sourceId":""}')).toMatchObject({ started: false, reason: 'invalid_input' });
+    expect(await startScheduledRun(deps, '{"sourceId":""}')).toMatchObject({
+      started: false,
+      reason: 'invalid_input',
+    });
   });
 });
