@@ -9,6 +9,7 @@ import { createEngineDeps } from '../engine/create.js';
 import { handlePageRecord } from '../engine/page-batch.js';
 import { pollQueue } from './sqs-poller.js';
 
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const config = loadConfig();
 if (!config.pageQueueUrl || !config.pageQueueArn)
   throw new Error('worker process needs PAGE_QUEUE_URL and PAGE_QUEUE_ARN');
