@@ -55,7 +55,7 @@ export class RunLifecycle {
         throw await this.sources.explainLockRefusal(run.sourceId, error);
       throw error;
     }
-    return (await this.runs.get(run.runId)) ?? this.runs.require(run.runId);
+    return this.runs.require(run.runId);
   }
 
   /**

@@ -239,7 +239,7 @@ export class SyncRunStore {
       f.runId,
       {
         UpdateExpression:
-          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, restarts = restarts + :restart${resetParts}` +
+          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart${resetParts}` +
           ' REMOVE deferredUntil',
         ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch',
         ExpressionAttributeNames: {

@@ -1,0 +1,98 @@
+import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RELIABILITY } from '../../lib/config/constants.js';
+import { reap } from '../../lib/engine/reaper.js';
+import { movableClock } from '../support/crash.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+
+const clock = movableClock();
+let engine: TestEngine;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('reaper', { clock });
+});
+afterAll(() => engine.stop());
+beforeEach(async () => {
+  await engine.aws.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: engine.aws.resources.pageQueueUrl }));
+});
+
+/** A queued run whose first page message was lost (never sent). */
+async function queuedRunWithoutMessage(sourceId: string): Promise<string> {
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig('http://127.0.0.1:9'));
+  const run = await engine.deps.lifecycle.createHoldingLock({
+    runId: ulid(),
+    sourceId,
+    mode: 'full',
+    params: { since: null, scope: null, configHash: 'x' },
+    paramsHash: 'x',
+    resume: { reason: 'fresh_start', from: 'scratch', at: clock.now() },
+    now: clock.now(),
+  });
+  return run.runId;
+}
+
+/** Page messages for `runId` now in the queue (earlier tests' runs are reaped again as time moves on). */
+async function queued(runId: string): Promise<number> {
+  const bodies: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await engine.aws.clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: engine.aws.resources.pageQueueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 30,
+      }),
+    );
+    if (Messages.length === 0) break;
+    bodies.push(...Messages.map((m) => m.Body!));
+  }
+  return bodies.filter((body) => (JSON.parse(body) as { runId: string }).runId === runId).length;
+}
+
+describe('the reaper', () => {
+  it('leaves a run alone while its heartbeat is within the silence threshold', async () => {
+    const runId = await queuedRunWithoutMessage('quiet');
+    clock.advance(RELIABILITY.silenceThresholdMs - 5_000);
+
+    const report = await reap(engine.deps);
+
+    expect(report.actions.map((a) => a.runId)).not.toContain(runId);
+    expect(await queued(runId)).toBe(0);
+  });
+
+  it('re-enqueues page 1 of a run that stayed queued because its first message was lost', async () => {
+    const runId = await queuedRunWithoutMessage('lost-first');
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+
+    const report = await reap(engine.deps);
+
+    expect(report.actions).toContainEqual({ runId, verdict: 'no_checkpoint', action: 'restart' });
+    const run = await engine.deps.runs.require(runId);
+    expect(run).toMatchObject({ state: 'running', epoch: 2, nextPage: 1, restarts: 1 });
+    expect(run.resume).toMatchObject({ reason: 'no_checkpoint', from: 'scratch' });
+    expect(await queued(runId)).toBe(1);
+  });
+
+  it('enqueues once when two reapers act on the same silent run at once', async () => {
+    const runId = await queuedRunWithoutMessage('two-reapers');
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+
+    const reports = await Promise.all([reap(engine.deps), reap(engine.deps), reap(engine.deps)]);
+
+    const actions = reports.flatMap((r) => r.actions).filter((a) => a.runId === runId);
+    expect(actions).toHaveLength(1);
+    expect((await engine.deps.runs.require(runId)).epoch).toBe(2);
+    expect(await queued(runId)).toBe(1);
+  });
+
+  it('leaves a deferred run alone until its pause is over, then treats silence as usual', async () => {
+    const runId = await queuedRunWithoutMessage('paused');
+    await engine.deps.runs.start(runId, 1, clock.now());
+    await engine.deps.runs.defer(runId, 1, 1, clock.now() + 600_000, clock.now());
+
+    clock.advance(300_000);
+    expect((await reap(engine.deps)).actions.map((a) => a.runId)).not.toContain(runId);
+    clock.advance(300_000 + RELIABILITY.silenceThresholdMs + 1_000);
+    expect((await reap(engine.deps)).actions.map((a) => a.runId)).toContain(runId);
+  });
+});
