@@ -73,6 +73,7 @@ export class AdminApi extends Construct {
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
     // cancelling a deferred run removes its one-time schedule.
     scheduling.grantSchedules(this.handler, ['Create', 'Update', 'Delete', 'Get']);
+    scheduling.grantListSchedules(this.handler);
 
     this.api = new apigw.HttpApi(this, 'HttpApi', {
       description: 'Harvester admin API (IAM-authorized)',

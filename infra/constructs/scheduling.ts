@@ -142,6 +142,22 @@ export class Scheduling extends Construct {
     }
   }
 
+  /**
+   * Lets `fn` list schedules (the API reconciles a source's schedules by name prefix).
+   * ListSchedules has no resource-level permissions, so it is granted on `*`.
+   */
+  grantListSchedules(fn: HarvesterFunction): void {
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['scheduler:ListSchedules'], resources: ['*'] }),
+    );
+    Validations.of(fn.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'scheduler:ListSchedules supports no resource-level permissions (it is authorized on "*" only); it reveals ' +
+        'schedule names and states, never their targets, and the API filters by the Harvester group itself.',
+    });
+  }
+
   /** ARN pattern of every schedule in the Harvester group. */
   private scheduleArnPattern(): string {
     return Stack.of(this).formatArn({

@@ -3,8 +3,7 @@ import { createAwsClients } from '../aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
 import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
-import { LOCAL_START_RUN_ARN } from '../local/runtime.js';
-import { SourceSchedules } from '../queue/source-schedules.js';
+import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 
 /**
  * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the

@@ -16,6 +16,7 @@ import { connectorConfigId } from './schemas/sources.js';
  * requests and describe them here, so the document cannot disagree with the API.
  */
 
+/** Version of the admin API contract, in the document's `info.version`. */
 export const API_VERSION = '1.0.0';
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {

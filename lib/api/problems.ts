@@ -62,6 +62,7 @@ export const ProblemSchema = z
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' });
 
+/** A problem details body. */
 export type Problem = z.infer<typeof ProblemSchema>;
 
 /** A problem before the request-specific members are added. */
@@ -81,6 +82,10 @@ function problem(
   extra: Partial<ProblemCore> = {},
 ): MappedProblem {
   return { problem: { type, title, status, detail, ...extra } };
+}
+
+function plural(n: number, noun: string): string {
+  return n === 1 ? `1 ${noun}` : `${n} ${noun}s`;
 }
 
 function prefixed(prefix: string, errors: readonly FieldError[]): FieldError[] {
@@ -104,9 +109,15 @@ export function problemFor(error: unknown): MappedProblem {
       knownConnectors: [...error.known],
     });
   if (error instanceof InvalidConnectorConfigError)
-    return problem(T.invalidConnectorConfig, 'Invalid connector config', 400, error.message, {
-      errors: prefixed('config', error.issues),
-    });
+    return problem(
+      T.invalidConnectorConfig,
+      'Invalid connector config',
+      400,
+      `the ${error.connector} config has ${plural(error.issues.length, 'invalid field')}; see errors`,
+      {
+        errors: prefixed('config', error.issues),
+      },
+    );
   if (error instanceof RawSecretError)
     return problem(T.rawSecret, 'Raw secret in config', 400, error.message, {
       errors: prefixed('config', error.errors),

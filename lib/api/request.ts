@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { z } from 'zod';
 import { readableConfigErrors, toConfigIssues } from '../connectors/errors.js';
+import { InvalidCursorError } from '../store/paging.js';
 import {
   MalformedJsonError,
   PayloadTooLargeError,
@@ -76,4 +77,20 @@ export function decodePathParams(raw: Record<string, string>): Record<string, st
     }
   }
   return out;
+}
+
+/**
+ * Runs a listing with a client-supplied cursor. A cursor that decodes but names a key the table
+ * does not have (edited by hand, or from another listing) makes DynamoDB refuse the query: that
+ * is the caller's mistake, answered 400, not a 500.
+ */
+export async function withCursor<T>(cursor: string | undefined, list: () => Promise<T>): Promise<T> {
+  try {
+    return await list();
+  } catch (error) {
+    if (cursor !== undefined && error instanceof Error && error.name === 'ValidationException') {
+      throw new InvalidCursorError('the pagination cursor does not belong to this listing', { cause: error });
+    }
+    throw error;
+  }
 }

@@ -8,7 +8,9 @@ import type { ApiResult, RequestContextInfo } from './response.js';
  * drives both the request validation and the OpenAPI document, so the two cannot drift.
  */
 
+/** The HTTP methods routes use. */
 export const METHODS = ['GET', 'PUT', 'POST', 'DELETE'] as const;
+/** One of {@link METHODS}. */
 export type Method = (typeof METHODS)[number];
 
 /** What a handler receives: validated parts of the request and the dependencies. */

@@ -55,13 +55,25 @@ export class ApiClient {
       accept: 'application/json, application/problem+json',
       ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
     };
-    if (this.options.signer) headers = await this.options.signer({ method, url, headers, ...(payload === undefined ? {} : { body: payload }) });
+    if (this.options.signer)
+      headers = await this.options.signer({
+        method,
+        url,
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
+      });
     let response: Response;
     try {
-      response = await (this.options.fetch ?? fetch)(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
+      response = await (this.options.fetch ?? fetch)(url, {
+        method,
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
+      });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ApiUnreachableError(`cannot reach the API at ${this.endpoint.origin}: ${cause?.code ?? cause?.message ?? String(error)}`);
+      throw new ApiUnreachableError(
+        `cannot reach the API at ${this.endpoint.origin}: ${cause?.code ?? cause?.message ?? String(error)}`,
+      );
     }
     const text = await response.text();
     const type = response.headers.get('content-type') ?? '';
@@ -69,10 +81,18 @@ export class ApiClient {
     if (!response.ok) {
       // API Gateway's own refusals (403 for a bad signature) are plain JSON `{message}`.
       const message = safeMessage(text) ?? response.statusText;
-      throw new ApiProblemError({ type: 'about:blank', title: `HTTP ${response.status}`, status: response.status, detail: message, instance: url.pathname, requestId: response.headers.get('x-amzn-requestid') ?? '' });
+      throw new ApiProblemError({
+        type: 'about:blank',
+        title: `HTTP ${response.status}`,
+        status: response.status,
+        detail: message,
+        instance: url.pathname,
+        requestId: response.headers.get('x-amzn-requestid') ?? '',
+      });
     }
     if (response.status === 204 || text === '') return { status: response.status, body: undefined as T };
-    if (!type.includes('json')) throw new ApiUnreachableError(`${url.origin} did not answer JSON; is it the Harvester API?`);
+    if (!type.includes('json'))
+      throw new ApiUnreachableError(`${url.origin} did not answer JSON; is it the Harvester API?`);
     return { status: response.status, body: JSON.parse(text) as T };
   }
 }
@@ -93,13 +113,18 @@ export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8787';
  * A client for `endpoint` (else `HARVESTER_API_URL`, else the local default). https endpoints
  * are signed with SigV4 for the region in the execute-api host name, or `AWS_REGION`.
  */
-export async function createApiClient(endpoint: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ApiClient> {
+export async function createApiClient(
+  endpoint: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ApiClient> {
   const base = endpoint ?? env.HARVESTER_API_URL ?? DEFAULT_ENDPOINT;
   let url: URL;
   try {
     url = new URL(base);
   } catch {
-    throw new ApiUnreachableError(`"${base}" is not a URL; pass --endpoint https://… or set HARVESTER_API_URL`);
+    throw new ApiUnreachableError(
+      `"${base}" is not a URL; pass --endpoint https://… or set HARVESTER_API_URL`,
+    );
   }
   if (url.protocol !== 'https:') return new ApiClient({ endpoint: base });
   const { regionOfEndpoint, sigV4Signer } = await import('./sigv4.js');

@@ -37,7 +37,8 @@ export function collect(value: string, previous: string[]): string[] {
 export function positiveInt(name: string): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new CliUsageError(`${name} must be a whole number, got "${value}"`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new CliUsageError(`${name} must be a whole number, got "${value}"`);
     return n;
   };
 }

@@ -22,7 +22,10 @@ export function buildProgram(io: Io = PROCESS_IO): Command {
   const program = new Command()
     .name('harvester')
     .description('Harvester admin CLI: sources, runs, dead letters; and a local stack')
-    .option('--endpoint <url>', `admin API URL (env HARVESTER_API_URL, default ${DEFAULT_ENDPOINT}); https is signed with SigV4`)
+    .option(
+      '--endpoint <url>',
+      `admin API URL (env HARVESTER_API_URL, default ${DEFAULT_ENDPOINT}); https is signed with SigV4`,
+    )
     .option('--json', 'print machine-readable JSON')
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
@@ -43,8 +46,11 @@ export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Prom
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof ApiProblemError) printProblem(io, error.problem);
-    else if (error instanceof ApiUnreachableError || error instanceof CliUsageError) io.err.write(`error: ${error.message}\n`);
-    else io.err.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
+      io.err.write(`error: ${error.message}\n`);
+    else if (error instanceof Error)
+      io.err.write(`error: ${process.env.HARVESTER_DEBUG ? error.stack : error.message}\n`);
+    else io.err.write(`error: ${String(error)}\n`);
     return 1;
   }
 }

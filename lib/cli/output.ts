@@ -21,8 +21,16 @@ export function printLines(io: Io, lines: readonly string[]): void {
 }
 
 /** A left-aligned table with a header row; empty tables print a note instead. */
-export function printTable(io: Io, headers: readonly string[], rows: readonly (readonly string[])[], empty = '(none)'): void {
-  if (rows.length === 0) return printLines(io, [empty]);
+export function printTable(
+  io: Io,
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  empty = '(none)',
+): void {
+  if (rows.length === 0) {
+    printLines(io, [empty]);
+    return;
+  }
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -36,7 +44,8 @@ export function printTable(io: Io, headers: readonly string[], rows: readonly (r
 export function printProblem(io: Io, problem: Problem): void {
   const lines = [`error: ${problem.title}: ${problem.detail}`];
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
-  if (problem.activeRunId) lines.push(`  active run: ${problem.activeRunId} (harvester runs watch ${problem.activeRunId})`);
+  if (problem.activeRunId)
+    lines.push(`  active run: ${problem.activeRunId} (harvester runs watch ${problem.activeRunId})`);
   if (problem.status >= 500 && problem.requestId) lines.push(`  request id: ${problem.requestId}`);
   io.err.write(`${lines.join('\n')}\n`);
 }

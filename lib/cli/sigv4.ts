@@ -2,6 +2,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 
 /** A request about to be sent; a signer returns the headers to send it with. */
 export interface OutgoingRequest {
@@ -23,11 +24,14 @@ export function regionOfEndpoint(url: URL): string | undefined {
  * Signs requests for an IAM-authorized API Gateway API with SigV4 (service `execute-api`),
  * using the default credential chain (environment, SSO, profile, container, instance role).
  */
-export function sigV4Signer(region: string): RequestSigner {
+export function sigV4Signer(
+  region: string,
+  credentials: AwsCredentialIdentity | AwsCredentialIdentityProvider = fromNodeProviderChain(),
+): RequestSigner {
   const signer = new SignatureV4({
     service: 'execute-api',
     region,
-    credentials: fromNodeProviderChain(),
+    credentials,
     sha256: Sha256,
   });
   return async ({ method, url, headers, body }) => {

@@ -1,7 +1,7 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { RunView } from '../api/schemas/runs.js';
 import { isTerminal } from '../run/model.js';
-import { ApiUnreachableError, type ApiClient } from './client.js';
+import { type ApiClient, ApiUnreachableError } from './client.js';
 import type { Io } from './output.js';
 
 /** Options of {@link watchRun}. */
@@ -42,13 +42,19 @@ function changeKey(run: RunView): string {
  * Follows a run until it ends, polling `GET /runs/{id}`. On a terminal, a live progress bar;
  * otherwise one timestamped line per change. Resolves the final run.
  */
-export async function watchRun(client: ApiClient, runId: string, io: Io, options: WatchOptions = {}): Promise<RunView> {
+export async function watchRun(
+  client: ApiClient,
+  runId: string,
+  io: Io,
+  options: WatchOptions = {},
+): Promise<RunView> {
   const interval = options.intervalMs ?? 1_000;
   const live = !options.quiet && !options.plain && Boolean(io.out.isTTY);
   const bar = live
     ? new SingleBar(
         {
-          format: '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · heartbeat {heartbeat}s · {verdict}',
+          format:
+            '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · heartbeat {heartbeat}s · resume {verdict}',
           hideCursor: true,
           stream: io.out,
           barsize: 30,

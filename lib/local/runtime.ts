@@ -1,23 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 import type { AwsClients } from '../aws/clients.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { drainDeadMessage } from '../engine/drain.js';
 import { handlePageRecord } from '../engine/page-batch.js';
 import { type ReapReport, reap } from '../engine/reaper.js';
-import { startRun } from '../engine/start-run.js';
+import { LOCAL_START_RUN_ARN, startScheduledRun } from '../queue/source-schedules.js';
 import type { ResolvedResources } from '../resources/bootstrap.js';
-import { RUN_MODES } from '../run/model.js';
-import { SourceBusyError } from '../store/errors.js';
+
+export { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';
+
 import { ScheduleFirer, type ScheduleTarget } from './schedule-firer.js';
 import { pollQueue } from './sqs-poller.js';
-
-/** ARN the local runtime answers for the start-run function (source schedules target it). */
-export const LOCAL_START_RUN_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:harvester-start-run';
-
-/** Input a recurring source schedule sends to the start-run target. */
-export const ScheduledStartSchema = z.object({ sourceId: z.string().min(1), mode: z.enum(RUN_MODES) });
 
 /** Options of {@link LocalRuntime}. */
 export interface LocalRuntimeOptions {
@@ -55,7 +49,7 @@ export class LocalRuntime {
     const { deps, clients, resources } = options;
     const targets = new Map<string, ScheduleTarget>([
       [resources.pageQueueArn, async (input) => void (await deps.queue.send(JSON.parse(input)))],
-      [LOCAL_START_RUN_ARN, (input) => this.startScheduledRun(input)],
+      [LOCAL_START_RUN_ARN, async (input) => void (await startScheduledRun(deps, input))],
     ]);
     this.firer = new ScheduleFirer(clients.scheduler, resources.names.scheduleGroup, targets, deps.logger);
   }
@@ -126,19 +120,6 @@ export class LocalRuntime {
         });
     }, intervalMs);
     this.timers.push(timer);
-  }
-
-  private async startScheduledRun(input: string): Promise<void> {
-    const request = ScheduledStartSchema.parse(JSON.parse(input));
-    try {
-      await startRun(this.options.deps, request);
-    } catch (error) {
-      if (!(error instanceof SourceBusyError)) throw error;
-      this.options.deps.logger.info('scheduled run skipped: the source has an active run', {
-        ...request,
-        activeRunId: error.activeRunId,
-      });
-    }
   }
 
   private spawnWorker(): void {

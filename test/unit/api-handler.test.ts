@@ -9,7 +9,10 @@ import { runSummary } from '../../lib/api/views.js';
 /** Deps whose every store call fails loudly: these requests must be refused before any store is asked. */
 function stubDeps(overrides: Partial<Record<keyof ApiDeps, unknown>> = {}) {
   const logger = { error: vi.fn(), info: vi.fn(), warn: vi.fn(), debug: vi.fn() };
-  const untouchable = new Proxy({}, { get: () => () => Promise.reject(new Error('store must not be called')) });
+  const untouchable = new Proxy(
+    {},
+    { get: () => () => Promise.reject(new Error('store must not be called')) },
+  );
   const deps = {
     sources: untouchable,
     runs: untouchable,
@@ -46,7 +49,12 @@ describe('handleApiRequest before any store is asked', () => {
   });
 
   it('refuses a body without a JSON content type with 415', async () => {
-    const res = await answer({ method: 'PUT', url: '/sources/a', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    const res = await answer({
+      method: 'PUT',
+      url: '/sources/a',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    });
     expect(res.status).toBe(415);
     expect(res.json.detail).toContain('text/plain');
   });
@@ -84,7 +92,10 @@ describe('unexpected errors', () => {
     expect(JSON.stringify(res.json)).not.toContain('secret-name');
     expect(logger.error).toHaveBeenCalledWith(
       'request failed',
-      expect.objectContaining({ requestId: 'req-42', error: expect.objectContaining({ message: expect.stringContaining('secret-name') }) }),
+      expect.objectContaining({
+        requestId: 'req-42',
+        error: expect.objectContaining({ message: expect.stringContaining('secret-name') }),
+      }),
     );
   });
 
@@ -95,6 +106,28 @@ describe('unexpected errors', () => {
   });
 });
 
+describe('cursors', () => {
+  const refusing = {
+    list: () =>
+      Promise.reject(
+        Object.assign(new Error('The provided starting key is invalid'), { name: 'ValidationException' }),
+      ),
+  };
+
+  it('answers 400 naming the cursor when DynamoDB refuses a given cursor', async () => {
+    const { deps } = stubDeps({ sources: refusing });
+    const cursor = Buffer.from('{"other":"key"}').toString('base64url');
+    const res = await answer({ method: 'GET', url: `/sources?cursor=${cursor}` }, deps);
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toEqual([{ path: 'cursor', message: 'is not a valid cursor' }]);
+  });
+
+  it('answers 500 for the same refusal without a cursor', async () => {
+    const { deps } = stubDeps({ sources: refusing });
+    expect((await answer({ method: 'GET', url: '/sources' }, deps)).status).toBe(500);
+  });
+});
+
 describe('rawSecretFields', () => {
   it.each([
     [{ tokenRef: `ghp_${'A'.repeat(36)}` }, ['tokenRef']],
@@ -102,7 +135,13 @@ describe('rawSecretFields', () => {
     [{ extraQuery: { api_key: 'k' } }, ['extraQuery.api_key']],
     [{ url: 'https://user:pw@example.com/x' }, ['url']],
     [{ url: 'https://example.com/x?access_token=abc' }, ['url']],
-    [{ tokenRef: '/harvester/github-token', auth: { secretRef: 'secretsmanager:acme/key', prefix: 'Bearer ' } }, []],
+    [
+      {
+        tokenRef: '/harvester/github-token',
+        auth: { secretRef: 'secretsmanager:acme/key', prefix: 'Bearer ' },
+      },
+      [],
+    ],
     [{ url: 'https://example.com/records?format=json', extraQuery: { format: 'json' } }, []],
   ])('finds raw credentials in %j at %j', (config, paths) => {
     expect(rawSecretFields(config).map((e) => e.path)).toEqual(paths);

@@ -40,7 +40,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('lists every route with its method, and nothing else', () => {
-    const listed = operations().map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort();
+    const listed = operations()
+      .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
+      .sort();
     const declared = API_ROUTES.map((r) => `${r.method} ${r.path}`).sort();
     expect(listed).toEqual(declared);
     expect(listed).toEqual(
@@ -66,7 +68,8 @@ describe('the OpenAPI document', () => {
     for (const { op } of operations()) {
       expect(op.tags).toHaveLength(1);
       expect(Object.keys(op.responses).length).toBeGreaterThan(1);
-      for (const response of Object.values<Json>(op.responses)) expect(response.description).toEqual(expect.any(String));
+      for (const response of Object.values<Json>(op.responses))
+        expect(response.description).toEqual(expect.any(String));
     }
   });
 
@@ -83,7 +86,9 @@ describe('the OpenAPI document', () => {
     for (const { op } of operations()) {
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (!response.content) continue;
-        expect(Object.keys(response.content)).toEqual([Number(status) >= 400 ? 'application/problem+json' : 'application/json']);
+        expect(Object.keys(response.content)).toEqual([
+          Number(status) >= 400 ? 'application/problem+json' : 'application/json',
+        ]);
       }
     }
   });

@@ -1,14 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { scheduleExpressionProblem } from '../../lib/api/schemas/schedules.js';
 import { PutSourceBodySchema } from '../../lib/api/schemas/sources.js';
-import { scheduleExpressionProblem, scheduleName, scheduleNamePrefix } from '../../lib/queue/source-schedules.js';
+import { scheduleName, scheduleNamePrefix } from '../../lib/queue/source-schedules.js';
 
 describe('scheduleExpressionProblem', () => {
-  it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(12 hours)', 'rate(1 day)', 'cron(0 3 * * ? *)', 'cron(0/15 8-17 ? * MON-FRI *)'])(
-    'accepts %s',
-    (expression) => {
-      expect(scheduleExpressionProblem(expression)).toBeUndefined();
-    },
-  );
+  it.each([
+    'rate(1 minute)',
+    'rate(5 minutes)',
+    'rate(1 hour)',
+    'rate(12 hours)',
+    'rate(1 day)',
+    'cron(0 3 * * ? *)',
+    'cron(0/15 8-17 ? * MON-FRI *)',
+  ])('accepts %s', (expression) => {
+    expect(scheduleExpressionProblem(expression)).toBeUndefined();
+  });
 
   it.each([
     ['rate(1 hours)', 'singular'],
@@ -48,7 +54,11 @@ describe('schedule names', () => {
 describe('the source body schema', () => {
   it('refuses duplicate schedules and more than ten', () => {
     const schedule = { expression: 'rate(1 hour)', mode: 'full' };
-    const dup = PutSourceBodySchema.safeParse({ connector: 'x', config: {}, schedules: [schedule, schedule] });
+    const dup = PutSourceBodySchema.safeParse({
+      connector: 'x',
+      config: {},
+      schedules: [schedule, schedule],
+    });
     expect(dup.success).toBe(false);
     const many = PutSourceBodySchema.safeParse({
       connector: 'x',

@@ -350,6 +350,7 @@ describe('IAM', () => {
         'scheduler:UpdateSchedule',
         'scheduler:DeleteSchedule',
         'scheduler:GetSchedule',
+        'scheduler:ListSchedules',
       ]),
     );
     expect(api).toContainEqual(

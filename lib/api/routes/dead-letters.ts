@@ -1,4 +1,5 @@
 import { startRun } from '../../engine/start-run.js';
+import { withCursor } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
 import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
@@ -19,12 +20,14 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const page = await deps.deadLetters.list(params.sourceId, {
-        limit: query.limit,
-        ...(query.cursor ? { cursor: query.cursor } : {}),
-        ...(query.runId ? { runId: query.runId } : {}),
-        ...(query.errorClass ? { errorClass: query.errorClass } : {}),
-      });
+      const page = await withCursor(query.cursor, () =>
+        deps.deadLetters.list(params.sourceId, {
+          limit: query.limit,
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+          ...(query.runId ? { runId: query.runId } : {}),
+          ...(query.errorClass ? { errorClass: query.errorClass } : {}),
+        }),
+      );
       return {
         status: 200,
         body: { items: page.items.map(toDeadLetterView), nextCursor: page.cursor ?? null },

@@ -1,4 +1,5 @@
 import { startRun } from '../../engine/start-run.js';
+import { withCursor } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   EmptyBodySchema,
@@ -46,10 +47,12 @@ export const runRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const page = await deps.runs.listBySource(params.sourceId, {
-        limit: query.limit,
-        ...(query.cursor ? { cursor: query.cursor } : {}),
-      });
+      const page = await withCursor(query.cursor, () =>
+        deps.runs.listBySource(params.sourceId, {
+          limit: query.limit,
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+        }),
+      );
       const now = deps.clock.now();
       return {
         status: 200,

@@ -8,6 +8,7 @@ import { z } from 'zod';
 /** Source ids: lowercase, digits, `-` and `_`, 1–63 characters, starting with a letter or digit. */
 export const SOURCE_ID_PATTERN = /^[a-z0-9][a-z0-9-_]{0,62}$/;
 
+/** A source id path parameter or field. */
 export const SourceIdSchema = z
   .string()
   .regex(SOURCE_ID_PATTERN, 'must be 1–63 lowercase letters, digits, - or _, starting with a letter or digit')
@@ -42,6 +43,7 @@ export const pageQueryShape = {
     .meta({ description: 'The `nextCursor` of the previous page' }),
 };
 
+/** The query of a plain listing: `limit` and `cursor` only. */
 export const PageQuerySchema = z.strictObject(pageQueryShape);
 
 /** A page of a listing: `nextCursor` is null on the last page. */

@@ -28,4 +28,5 @@ export const DeadLetterViewSchema = z
   })
   .meta({ id: 'DeadLetter' });
 
+/** A page of dead letters. */
 export const DeadLetterPageSchema = pageSchema(DeadLetterViewSchema, 'DeadLetterPage');

@@ -56,7 +56,10 @@ export const RunViewSchema = z
   })
   .meta({ id: 'Run' });
 
+/** A run as the API returns it (the CLI reads this type too). */
 export type RunView = z.infer<typeof RunViewSchema>;
 
+/** A page of runs, newest first. */
 export const RunPageSchema = pageSchema(RunViewSchema, 'RunPage');
+/** Query of `GET /sources/{sourceId}/runs`. */
 export const ListRunsQuerySchema = PageQuerySchema;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { CONNECTOR_NAMES } from '../../connectors/registry.js';
-import { MAX_SCHEDULES_PER_SOURCE, SourceScheduleSchema } from '../../queue/source-schedules.js';
+import { MAX_SCHEDULES_PER_SOURCE } from '../../queue/source-schedules.js';
 import { RUN_MODES } from '../../run/model.js';
 import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+import { SourceScheduleSchema } from './schedules.js';
 
 /** `/sources/{sourceId}` path parameters. */
 export const SourcePathSchema = z.strictObject({ sourceId: SourceIdSchema });
@@ -75,5 +76,7 @@ export const SourceViewSchema = z
   })
   .meta({ id: 'Source' });
 
+/** A page of sources. */
 export const SourcePageSchema = pageSchema(SourceViewSchema, 'SourcePage');
+/** Query of `GET /sources`. */
 export const ListSourcesQuerySchema = PageQuerySchema;

@@ -24,19 +24,33 @@ export function registerDlqCommands(program: Command, io: Io): void {
     .option('--limit <n>', 'entries per page (1–100)', positiveInt('--limit'), 50)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
-      async (sourceId: string, opts: { run?: string; errorClass?: string; limit: number; cursor?: string }, cmd: Command) => {
+      async (
+        sourceId: string,
+        opts: { run?: string; errorClass?: string; limit: number; cursor?: string },
+        cmd: Command,
+      ) => {
         const ctx = contextOf(cmd, io);
-        const page = await (await ctx.client()).get<DeadLetterPage>(`/sources/${encodeURIComponent(sourceId)}/dead-letters`, {
-          runId: opts.run,
-          errorClass: opts.errorClass,
-          limit: opts.limit,
-          cursor: opts.cursor,
-        });
+        const page = await (await ctx.client()).get<DeadLetterPage>(
+          `/sources/${encodeURIComponent(sourceId)}/dead-letters`,
+          {
+            runId: opts.run,
+            errorClass: opts.errorClass,
+            limit: opts.limit,
+            cursor: opts.cursor,
+          },
+        );
         if (ctx.json) return printJson(io, page);
         printTable(
           io,
           ['KIND', 'REF', 'CLASS', 'ATTEMPTS', 'LAST RUN', 'REASON'],
-          page.items.map((e) => [e.kind, clip(e.ref || '(first page)', 40), e.errorClass, String(e.attempts), e.runId, clip(e.reason, 80)]),
+          page.items.map((e) => [
+            e.kind,
+            clip(e.ref || '(first page)', 40),
+            e.errorClass,
+            String(e.attempts),
+            e.runId,
+            clip(e.reason, 80),
+          ]),
           'no open dead letters',
         );
         if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
@@ -49,7 +63,10 @@ export function registerDlqCommands(program: Command, io: Io): void {
     .option('--watch', 'follow the run until it ends')
     .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>('POST', `/sources/${encodeURIComponent(sourceId)}/dead-letters/retry`);
+      const run = await (await ctx.client()).request<RunView>(
+        'POST',
+        `/sources/${encodeURIComponent(sourceId)}/dead-letters/retry`,
+      );
       await reportStarted(ctx, run, Boolean(opts.watch));
     });
 }

@@ -13,11 +13,20 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
     .option('--profile <name>', 'fault profile: none, realistic, flaky, storm, unauthorized', 'none')
     .option('--seed <n>', 'seed of text, broken records and faults', positiveInt('--seed'), 1)
     .action(async (opts: { port: number; entities: number; profile: string; seed: number }) => {
-      const { isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } = await import('../../local/fake-source/index.js');
+      const { isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } = await import(
+        '../../local/fake-source/index.js'
+      );
       if (!isProfileName(opts.profile)) {
-        throw new CliUsageError(`unknown profile "${opts.profile}"; one of ${Object.keys(FAULT_PROFILES).join(', ')}`);
+        throw new CliUsageError(
+          `unknown profile "${opts.profile}"; one of ${Object.keys(FAULT_PROFILES).join(', ')}`,
+        );
       }
-      const source = await startFakeSource({ port: opts.port, entities: opts.entities, seed: opts.seed, profile: opts.profile });
+      const source = await startFakeSource({
+        port: opts.port,
+        entities: opts.entities,
+        seed: opts.seed,
+        profile: opts.profile,
+      });
       const config = {
         url: `${source.url}/records`,
         itemsPath: 'data',

@@ -16,7 +16,10 @@ function watchInterval(): number {
  * failed or was cancelled, so scripts can `harvester runs start … --watch && next-step`.
  */
 export async function followRun(ctx: CommandContext, runId: string): Promise<void> {
-  const run = await watchRun(await ctx.client(), runId, ctx.io, { intervalMs: watchInterval(), quiet: ctx.json });
+  const run = await watchRun(await ctx.client(), runId, ctx.io, {
+    intervalMs: watchInterval(),
+    quiet: ctx.json,
+  });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
   else printLines(ctx.io, [line]);
@@ -30,7 +33,10 @@ export async function reportStarted(ctx: CommandContext, run: RunView, watch: bo
     return followRun(ctx, run.runId);
   }
   if (ctx.json) return printJson(ctx.io, run);
-  printLines(ctx.io, [`started run ${run.runId} (${run.mode}) of ${run.sourceId}`, `follow it: harvester runs watch ${run.runId}`]);
+  printLines(ctx.io, [
+    `started run ${run.runId} (${run.mode}) of ${run.sourceId}`,
+    `follow it: harvester runs watch ${run.runId}`,
+  ]);
 }
 
 /** `harvester runs start|get|list|cancel|watch`. */
@@ -44,9 +50,13 @@ export function registerRunCommands(program: Command, io: Io): void {
     .option('--watch', 'follow the run with a live progress bar until it ends')
     .action(async (sourceId: string, opts: { mode: string; watch?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>('POST', `/sources/${encodeURIComponent(sourceId)}/runs`, {
-        mode: opts.mode,
-      });
+      const run = await (await ctx.client()).request<RunView>(
+        'POST',
+        `/sources/${encodeURIComponent(sourceId)}/runs`,
+        {
+          mode: opts.mode,
+        },
+      );
       await reportStarted(ctx, run, Boolean(opts.watch));
     });
 
@@ -81,7 +91,10 @@ export function registerRunCommands(program: Command, io: Io): void {
     .description('cancel a run (terminal: it is never resumed)')
     .action(async (runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>('POST', `/runs/${encodeURIComponent(runId)}/cancel`);
+      const run = await (await ctx.client()).request<RunView>(
+        'POST',
+        `/runs/${encodeURIComponent(runId)}/cancel`,
+      );
       if (ctx.json) return printJson(io, run);
       printLines(io, [`cancelled run ${run.runId}: ${run.summary}`]);
     });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { SourcePageSchema, SourceViewSchema } from '../../api/schemas/sources.js';
-import { collect, contextOf, CliUsageError, positiveInt } from '../context.js';
+import { CliUsageError, collect, contextOf, positiveInt } from '../context.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 
 type SourceView = z.infer<typeof SourceViewSchema>;
@@ -24,7 +24,8 @@ export function readConfigOption(value: string): Record<string, unknown> {
   } catch (error) {
     throw new CliUsageError(`--config is not valid JSON: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliUsageError('--config must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new CliUsageError('--config must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
@@ -56,19 +57,37 @@ export function registerSourceCommands(program: Command, io: Io): void {
     .description('create or replace a source (schedules are replaced as a whole)')
     .requiredOption('--connector <name>', 'connector name: rest-json, github-issues')
     .requiredOption('--config <json|@file>', 'connector config as JSON, or @path to a JSON file')
-    .option('--schedule <expression:mode>', 'recurring schedule, e.g. "rate(1 hour):incremental" (repeatable)', collect, [])
-    .action(async (sourceId: string, opts: { connector: string; config: string; schedule: string[] }, cmd: Command) => {
-      const ctx = contextOf(cmd, io);
-      const body = {
-        connector: opts.connector,
-        config: readConfigOption(opts.config),
-        schedules: opts.schedule.map(parseScheduleOption),
-      };
-      const client = await ctx.client();
-      const { status, body: source } = await client.send<SourceView>('PUT', `/sources/${encodeURIComponent(sourceId)}`, body);
-      if (ctx.json) return printJson(io, source);
-      printLines(io, [`${status === 201 ? 'created' : 'updated'} source ${source.sourceId}`, ...sourceLines(source)]);
-    });
+    .option(
+      '--schedule <expression:mode>',
+      'recurring schedule, e.g. "rate(1 hour):incremental" (repeatable)',
+      collect,
+      [],
+    )
+    .action(
+      async (
+        sourceId: string,
+        opts: { connector: string; config: string; schedule: string[] },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd, io);
+        const body = {
+          connector: opts.connector,
+          config: readConfigOption(opts.config),
+          schedules: opts.schedule.map(parseScheduleOption),
+        };
+        const client = await ctx.client();
+        const { status, body: source } = await client.send<SourceView>(
+          'PUT',
+          `/sources/${encodeURIComponent(sourceId)}`,
+          body,
+        );
+        if (ctx.json) return printJson(io, source);
+        printLines(io, [
+          `${status === 201 ? 'created' : 'updated'} source ${source.sourceId}`,
+          ...sourceLines(source),
+        ]);
+      },
+    );
 
   sources
     .command('get <sourceId>')
@@ -87,7 +106,10 @@ export function registerSourceCommands(program: Command, io: Io): void {
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(async (opts: { limit: number; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const page = await (await ctx.client()).get<SourcePage>('/sources', { limit: opts.limit, cursor: opts.cursor });
+      const page = await (await ctx.client()).get<SourcePage>('/sources', {
+        limit: opts.limit,
+        cursor: opts.cursor,
+      });
       if (ctx.json) return printJson(io, page);
       printTable(
         io,
