@@ -7,7 +7,7 @@ export default defineConfig({
     exclude: ['test/chaos/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 60_000,
+    testTimeout: 180_000,
     hookTimeout: 60_000,
     reporters: ['default'],
     // The SDK warns that releases after January 2027 need Node 22; the lockfile pins ours.

@@ -63,7 +63,10 @@ export function retryOwned<T>(context: StepContext, operation: () => Promise<T>)
 }
 
 /** Fetches a page with the retry loop, on the step's abort signal. */
-export async function fetchWithRetry(context: StepContext, cursor: string | null): Promise<RetryOutcome<FetchedPage>> {
+export async function fetchWithRetry(
+  context: StepContext,
+  cursor: string | null,
+): Promise<RetryOutcome<FetchedPage>> {
   const { deps, connector, config, params, heartbeat } = context;
   return retryOwned(context, () =>
     connector.fetchPage(config, cursor, {

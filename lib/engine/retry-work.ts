@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import type { Entity } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
+import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { StepContext, StepResult } from './page-step.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
@@ -77,6 +78,17 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   });
 }
 
+/** A retried entry that could not be fetched: wait longer, or stay a dead letter with the new error. */
+function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): EntryOutcome {
+  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
+  return {
+    kind: 'failed',
+    reason: outcome.reason,
+    errorClass: outcome.errorClass,
+    attempts: outcome.attempts,
+  };
+}
+
 async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   return entry.kind === 'item' ? retryItem(context, entry) : retryPage(context, entry);
 }
@@ -84,17 +96,14 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   const { deps, connector, config, heartbeat } = context;
   const outcome = await retryOwned(context, () =>
-    connector.fetchItem(config, entry.ref, { fetch: deps.fetch, secrets: deps.secrets, since: null, signal: heartbeat.signal }),
+    connector.fetchItem(config, entry.ref, {
+      fetch: deps.fetch,
+      secrets: deps.secrets,
+      since: null,
+      signal: heartbeat.signal,
+    }),
   );
-  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
-  if (outcome.kind === 'dead_letter') {
-    return {
-      kind: 'failed',
-      reason: outcome.reason,
-      errorClass: outcome.errorClass,
-      attempts: outcome.attempts,
-    };
-  }
+  if (outcome.kind !== 'ok') return unresolved(outcome);
   const normalized = connector.normalize(config, outcome.value);
   if (!normalized.ok) {
     return {
@@ -109,15 +118,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
 
 async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   const outcome = await fetchWithRetry(context, entry.ref === '' ? null : entry.ref);
-  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
-  if (outcome.kind === 'dead_letter') {
-    return {
-      kind: 'failed',
-      reason: outcome.reason,
-      errorClass: outcome.errorClass,
-      attempts: outcome.attempts,
-    };
-  }
+  if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];
   for (const [index, raw] of outcome.value.items.entries()) {

@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
 import { isConditionFailure } from './errors.js';
+import { queryAll } from './paging.js';
 
 /** A stored entity. */
 export interface StoredItem {
@@ -145,21 +146,12 @@ export class ItemStore {
 
   /** Every item of a source (verification, reconciliation). */
   async listAll(sourceId: string): Promise<StoredItem[]> {
-    const all: StoredItem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'sourceId = :sourceId',
-          ExpressionAttributeValues: { ':sourceId': sourceId },
-          ExclusiveStartKey: start,
-          ConsistentRead: true,
-        }),
-      );
-      all.push(...((page.Items ?? []) as StoredItem[]));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return all;
+    const items = await queryAll(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'sourceId = :sourceId',
+      ExpressionAttributeValues: { ':sourceId': sourceId },
+      ConsistentRead: true,
+    });
+    return items as unknown as StoredItem[];
   }
 }

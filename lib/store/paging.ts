@@ -1,3 +1,5 @@
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+
 /** One page of a listing, with an opaque cursor for the next page (absent at the end). */
 export interface Page<T> {
   readonly items: T[];
@@ -24,4 +26,19 @@ export function decodeCursor(cursor: string | undefined): Record<string, unknown
     // fall through to the error below
   }
   throw new InvalidCursorError('the pagination cursor is not valid');
+}
+
+/** Runs a query to the end, following LastEvaluatedKey, and returns every item. */
+export async function queryAll(
+  doc: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+): Promise<Record<string, unknown>[]> {
+  const all: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    all.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return all;
 }

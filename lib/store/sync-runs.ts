@@ -19,7 +19,7 @@ import {
   RunStateError,
   type StoreError,
 } from './errors.js';
-import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { decodeCursor, encodeCursor, type Page, queryAll } from './paging.js';
 import { toSyncRun } from './run-item.js';
 
 /** What a new run starts with. */
@@ -44,6 +44,16 @@ export interface PageCommit {
   readonly errors: number;
   /** Total entities, when the source tells. */
   readonly total?: number | null;
+  readonly now: number;
+}
+
+/** How a run ends, as the SyncRun row records it. */
+export interface RunFinish {
+  /** The finishing worker's epoch; null for a decision that is not fenced by epoch. */
+  readonly epoch: number | null;
+  readonly state: 'succeeded' | 'failed';
+  readonly failure?: RunFailure;
+  readonly resume?: ResumeRecord;
   readonly now: number;
 }
 
@@ -264,16 +274,7 @@ export class SyncRunStore {
   }
 
   /** Parts of the finish update, shared with the transaction that also releases the source lock. */
-  static finishUpdate(
-    runId: string,
-    finish: {
-      epoch: number | null;
-      state: 'succeeded' | 'failed';
-      failure?: RunFailure;
-      resume?: ResumeRecord;
-      now: number;
-    },
-  ) {
+  static finishUpdate(runId: string, finish: RunFinish) {
     // A failure may end a run that never started (a crash loop on page 1), so `failed` also
     // accepts queued; success requires the running worker's epoch.
     const states = finish.state === 'failed' ? '#state IN (:running, :queued)' : '#state = :running';
@@ -300,16 +301,7 @@ export class SyncRunStore {
   }
 
   /** Ends the run (without touching the source lock; see `RunLifecycle.finish` for the usual path). */
-  async finish(
-    runId: string,
-    finish: {
-      epoch: number | null;
-      state: 'succeeded' | 'failed';
-      failure?: RunFailure;
-      resume?: ResumeRecord;
-      now: number;
-    },
-  ): Promise<void> {
+  async finish(runId: string, finish: RunFinish): Promise<void> {
     const { Key: _key, ...update } = SyncRunStore.finishUpdate(runId, finish);
     await this.update(runId, update, { epoch: finish.epoch ?? undefined });
   }
@@ -363,23 +355,14 @@ export class SyncRunStore {
    * consistent: the reaper re-reads each candidate before acting.
    */
   async listSilent(silentSince: number): Promise<SyncRun[]> {
-    const runs: SyncRun[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: INDEX.activeRuns,
-          KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
-          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
-          ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince },
-          ExclusiveStartKey: start,
-        }),
-      );
-      runs.push(...(page.Items ?? []).map(toSyncRun));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return runs;
+    const items = await queryAll(this.doc, {
+      TableName: this.tableName,
+      IndexName: INDEX.activeRuns,
+      KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
+      FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
+      ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince },
+    });
+    return items.map(toSyncRun);
   }
 
   /** Every active run (for operators and tests). */

@@ -1,7 +1,12 @@
-import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
-import { ulid } from 'ulid';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_SOURCE } from '../../lib/engine/drain.js';
 import { RUN_EVENT_TYPES } from '../../lib/engine/events.js';
@@ -9,9 +14,16 @@ import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
+import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralScheduleName } from '../../lib/queue/page-queue.js';
-import { parsePageMessage, type PageMessage } from '../../lib/queue/page-message.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import {
+  createQueuedRun,
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
 
 let engine: TestEngine;
 let source: FakeSource;
@@ -28,16 +40,8 @@ afterAll(async () => {
 /** A running run with no message in the queue, and the message for its first page. */
 async function runningRun(sourceId: string): Promise<PageMessage> {
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(source.url));
-  const run = await engine.deps.lifecycle.createHoldingLock({
-    runId: ulid(),
-    sourceId,
-    mode: 'full',
-    params: { since: null, scope: null, configHash: 'x' },
-    paramsHash: 'x',
-    resume: { reason: 'fresh_start', from: 'scratch', at: Date.now() },
-    now: Date.now(),
-  });
-  return { v: 1, runId: run.runId, sourceId, epoch: 1, page: 1, cursor: null };
+  const runId = await createQueuedRun(engine.deps, sourceId);
+  return { v: 1, runId, sourceId, epoch: 1, page: 1, cursor: null };
 }
 
 async function queueDepth(): Promise<{ visible: number; delayed: number }> {
@@ -47,7 +51,10 @@ async function queueDepth(): Promise<{ visible: number; delayed: number }> {
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
     }),
   );
-  return { visible: Number(Attributes.ApproximateNumberOfMessages), delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed) };
+  return {
+    visible: Number(Attributes.ApproximateNumberOfMessages),
+    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed),
+  };
 }
 
 /** Receives and deletes every visible page message. */
@@ -57,7 +64,10 @@ async function takeAll(): Promise<PageMessage[]> {
   );
   for (const m of Messages) {
     await engine.aws.clients.sqs.send(
-      new DeleteMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, ReceiptHandle: m.ReceiptHandle }),
+      new DeleteMessageCommand({
+        QueueUrl: engine.aws.resources.pageQueueUrl,
+        ReceiptHandle: m.ReceiptHandle,
+      }),
     );
   }
   return Messages.map((m) => parsePageMessage(m.Body!));
@@ -87,7 +97,9 @@ describe('duplicate delivery', () => {
 
 describe('deferral', () => {
   it('re-enqueues a page with an SQS delay for Retry-After: 300, without sleeping', async () => {
-    source.control.setProfile({ perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 300, maxConsecutiveFailures: 100 } } });
+    source.control.setProfile({
+      perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 300, maxConsecutiveFailures: 100 } },
+    });
     const message = await runningRun('defer-short');
     await takeAll();
     const before = Date.now();
@@ -105,7 +117,9 @@ describe('deferral', () => {
   });
 
   it('creates a one-time schedule for Retry-After: 3600, and firing it continues the run', async () => {
-    source.control.setProfile({ perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 3600, maxConsecutiveFailures: 100 } } });
+    source.control.setProfile({
+      perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 3600, maxConsecutiveFailures: 100 } },
+    });
     const message = await runningRun('defer-long');
     await takeAll();
 
@@ -115,17 +129,27 @@ describe('deferral', () => {
     const run = await engine.deps.runs.require(message.runId);
     expect(run.deferredUntil).toBeGreaterThan(Date.now() + 3_500_000);
     const schedule = await engine.aws.clients.scheduler.send(
-      new GetScheduleCommand({ Name: deferralScheduleName(message), GroupName: engine.aws.names.scheduleGroup }),
+      new GetScheduleCommand({
+        Name: deferralScheduleName(message),
+        GroupName: engine.aws.names.scheduleGroup,
+      }),
     );
     expect(schedule.ScheduleExpression).toMatch(/^at\(/);
     expect(schedule.Target?.Arn).toBe(engine.aws.resources.pageQueueArn);
-    expect(JSON.parse(schedule.Target!.Input!)).toMatchObject({ runId: message.runId, page: 1, epoch: 1, deferred: true });
+    expect(JSON.parse(schedule.Target!.Input!)).toMatchObject({
+      runId: message.runId,
+      page: 1,
+      epoch: 1,
+      deferred: true,
+    });
 
     source.control.setProfile('none');
     const firer = new ScheduleFirer(
       engine.aws.clients.scheduler,
       engine.aws.names.scheduleGroup,
-      new Map([[engine.aws.resources.pageQueueArn, async (input) => engine.deps.queue.send(JSON.parse(input))]]),
+      new Map([
+        [engine.aws.resources.pageQueueArn, async (input) => engine.deps.queue.send(JSON.parse(input))],
+      ]),
       engine.deps.logger,
       () => Date.now() + 3_601_000,
     );
@@ -144,7 +168,9 @@ describe('deferral', () => {
 
 describe('a permanent failure on page 1', () => {
   it('ends the run failed with a readable reason and raises the failure event', async () => {
-    const observer = await engine.aws.clients.sqs.send(new CreateQueueCommand({ QueueName: `${engine.aws.prefix}-observer` }));
+    const observer = await engine.aws.clients.sqs.send(
+      new CreateQueueCommand({ QueueName: `${engine.aws.prefix}-observer` }),
+    );
     const { Attributes } = await engine.aws.clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: observer.QueueUrl, AttributeNames: ['QueueArn'] }),
     );
@@ -178,7 +204,10 @@ describe('a permanent failure on page 1', () => {
     );
     const events = Messages.map((m) => JSON.parse(m.Body!));
     expect(events).toContainEqual(
-      expect.objectContaining({ 'detail-type': RUN_EVENT_TYPES.failed, detail: expect.objectContaining({ runId: run.runId }) }),
+      expect.objectContaining({
+        'detail-type': RUN_EVENT_TYPES.failed,
+        detail: expect.objectContaining({ runId: run.runId }),
+      }),
     );
     source.control.setProfile('none');
   });
@@ -187,7 +216,10 @@ describe('a permanent failure on page 1', () => {
 describe('the redrive drain', () => {
   it('turns a malformed message into a dead_letters entry', async () => {
     await engine.aws.clients.sqs.send(
-      new SendMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, MessageBody: '{"v":1,"runId":"x","page":"one"}' }),
+      new SendMessageCommand({
+        QueueUrl: engine.aws.resources.pageQueueUrl,
+        MessageBody: '{"v":1,"runId":"x","page":"one"}',
+      }),
     );
 
     const deadline = Date.now() + 60_000;

@@ -1,10 +1,15 @@
 import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { ulid } from 'ulid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { reap } from '../../lib/engine/reaper.js';
 import { movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import {
+  createQueuedRun,
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+} from '../support/harness.js';
 
 const clock = movableClock();
 let engine: TestEngine;
@@ -20,16 +25,7 @@ beforeEach(async () => {
 /** A queued run whose first page message was lost (never sent). */
 async function queuedRunWithoutMessage(sourceId: string): Promise<string> {
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig('http://127.0.0.1:9'));
-  const run = await engine.deps.lifecycle.createHoldingLock({
-    runId: ulid(),
-    sourceId,
-    mode: 'full',
-    params: { since: null, scope: null, configHash: 'x' },
-    paramsHash: 'x',
-    resume: { reason: 'fresh_start', from: 'scratch', at: clock.now() },
-    now: clock.now(),
-  });
-  return run.runId;
+  return createQueuedRun(engine.deps, sourceId);
 }
 
 /** Page messages for `runId` now in the queue (earlier tests' runs are reaped again as time moves on). */

@@ -1,3 +1,4 @@
+import { ulid } from 'ulid';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
@@ -127,4 +128,22 @@ export async function putSource(
     { sourceId, connector, config, schedules: [], configHash: stableHash({ connector, config }) },
     Date.now(),
   );
+}
+
+/**
+ * A queued full run of a registered source, created as startRun would but without sending its
+ * first page message: the test decides what is delivered (or lost).
+ */
+export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promise<string> {
+  const now = deps.clock.now();
+  const run = await deps.lifecycle.createHoldingLock({
+    runId: ulid(now),
+    sourceId,
+    mode: 'full',
+    params: { since: null, scope: null, configHash: 'x' },
+    paramsHash: 'x',
+    resume: { reason: 'fresh_start', from: 'scratch', at: now },
+    now,
+  });
+  return run.runId;
 }
