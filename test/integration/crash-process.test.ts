@@ -5,7 +5,13 @@ import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/in
 import type { LocalRuntime } from '../../lib/local/runtime.js';
 import { TEST_REGION } from '../support/aws.js';
 import { movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
 
 const clock = movableClock();
 let engine: TestEngine;

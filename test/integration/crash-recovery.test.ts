@@ -1,14 +1,20 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
-import { RELIABILITY } from '../../lib/config/constants.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { RunFencedError } from '../../lib/store/errors.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
 
 const ENTITIES = 1_000;
 const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
@@ -60,38 +66,44 @@ describe('a crash at each step boundary', () => {
     ['beforeFetch', 0],
     ['afterLoad', 1],
     ['afterCommit', 0],
-  ] as const)('at %s: an incremental ordered run resumes from its checkpoint and re-fetches at most %i page', async (point, refetches) => {
-    const { sourceId, fake } = await newSource();
-    hooks.arm({ point, page: 4 });
-    const crashed = hooks.nextCrash();
+  ] as const)(
+    'at %s: an incremental ordered run resumes from its checkpoint and re-fetches at most %i page',
+    async (point, refetches) => {
+      const { sourceId, fake } = await newSource();
+      hooks.arm({ point, page: 4 });
+      const crashed = hooks.nextCrash();
 
-    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-    await crashed;
-    const report = await silenceThenReap();
-    const run = await waitForRun(engine.deps, started.runId);
+      const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+      await crashed;
+      const report = await silenceThenReap();
+      const run = await waitForRun(engine.deps, started.runId);
 
-    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'resumed', action: 'resume' });
-    expect(run.resume.reason).toBe('resumed');
-    expect(run.restarts).toBe(1);
-    expect(run.epoch).toBe(2);
-    await expectComplete(run, fake);
-    expect(fake.stats().duplicatePageServes).toBe(refetches);
-  });
+      expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'resumed', action: 'resume' });
+      expect(run.resume.reason).toBe('resumed');
+      expect(run.restarts).toBe(1);
+      expect(run.epoch).toBe(2);
+      await expectComplete(run, fake);
+      expect(fake.stats().duplicatePageServes).toBe(refetches);
+    },
+  );
 
-  it.each(['beforeFetch', 'afterLoad', 'afterCommit'] as const)('at %s: a full run restarts from scratch and ends complete', async (point) => {
-    const { sourceId, fake } = await newSource();
-    hooks.arm({ point, page: 4 });
-    const crashed = hooks.nextCrash();
+  it.each(['beforeFetch', 'afterLoad', 'afterCommit'] as const)(
+    'at %s: a full run restarts from scratch and ends complete',
+    async (point) => {
+      const { sourceId, fake } = await newSource();
+      hooks.arm({ point, page: 4 });
+      const crashed = hooks.nextCrash();
 
-    const started = await startRun(engine.deps, { sourceId, mode: 'full' });
-    await crashed;
-    await silenceThenReap();
-    const run = await waitForRun(engine.deps, started.runId);
+      const started = await startRun(engine.deps, { sourceId, mode: 'full' });
+      await crashed;
+      await silenceThenReap();
+      const run = await waitForRun(engine.deps, started.runId);
 
-    expect(run.resume.reason).toBe('mode_not_resumable');
-    expect(run.progress.pages).toBe(ENTITIES / 100);
-    await expectComplete(run, fake);
-  });
+      expect(run.resume.reason).toBe('mode_not_resumable');
+      expect(run.progress.pages).toBe(ENTITIES / 100);
+      await expectComplete(run, fake);
+    },
+  );
 });
 
 describe('a zombie worker', () => {
@@ -126,7 +138,14 @@ describe('a zombie worker', () => {
         },
       },
     };
-    const zombieResult = processPage(zombie, { v: 1, runId: started.runId, sourceId, epoch: 1, page: 3, cursor: stalled.checkpoint!.cursor });
+    const zombieResult = processPage(zombie, {
+      v: 1,
+      runId: started.runId,
+      sourceId,
+      epoch: 1,
+      page: 3,
+      cursor: stalled.checkpoint!.cursor,
+    });
     await atPause;
 
     const report = await silenceThenReap();
@@ -136,7 +155,9 @@ describe('a zombie worker', () => {
     release();
 
     expect(await zombieResult).toMatchObject({ outcome: 'stopped', reason: 'RunFencedError' });
-    await expect(engine.deps.runs.heartbeat(started.runId, 1, clock.now())).rejects.toBeInstanceOf(RunFencedError);
+    await expect(engine.deps.runs.heartbeat(started.runId, 1, clock.now())).rejects.toBeInstanceOf(
+      RunFencedError,
+    );
     const after = await engine.deps.runs.require(started.runId);
     expect(after).toEqual(run);
     await expectComplete(after, fake);
@@ -155,7 +176,11 @@ describe('the freshness budget', () => {
     const report = await runtime.reapNow();
     const run = await waitForRun(engine.deps, started.runId);
 
-    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'checkpoint_stale', action: 'restart' });
+    expect(report.actions).toContainEqual({
+      runId: started.runId,
+      verdict: 'checkpoint_stale',
+      action: 'restart',
+    });
     expect(run.resume).toMatchObject({ reason: 'checkpoint_stale', from: 'scratch' });
     await expectComplete(run, fake);
   });
@@ -198,7 +223,11 @@ describe('a source reconfigured while its run is down', () => {
     const report = await silenceThenReap();
     const run = await waitForRun(engine.deps, started.runId);
 
-    expect(report.actions).toContainEqual({ runId: started.runId, verdict: 'params_changed', action: 'restart' });
+    expect(report.actions).toContainEqual({
+      runId: started.runId,
+      verdict: 'params_changed',
+      action: 'restart',
+    });
     expect(run.resume.reason).toBe('params_changed');
     expect(run.progress.pages).toBe(ENTITIES / 50);
     await expectComplete(run, fake);
@@ -206,23 +235,28 @@ describe('a source reconfigured while its run is down', () => {
 });
 
 describe('a page that kills the worker every time', () => {
-  it.each(['incremental', 'full'] as RunMode[])('ends a %s run failed with restart_limit, the page in dead_letters, the lock released', async (mode) => {
-    const { sourceId } = await newSource();
-    hooks.arm({ point: 'afterLoad', page: 3, times: 100 });
-    const started = await startRun(engine.deps, { sourceId, mode });
+  it.each(['incremental', 'full'] as RunMode[])(
+    'ends a %s run failed with restart_limit, the page in dead_letters, the lock released',
+    async (mode) => {
+      const { sourceId } = await newSource();
+      hooks.arm({ point: 'afterLoad', page: 3, times: 100 });
+      const started = await startRun(engine.deps, { sourceId, mode });
 
-    for (let restart = 0; restart <= RELIABILITY.maxRestartsPerRun; restart++) {
-      await hooks.nextCrash();
-      await silenceThenReap();
-    }
-    const run = await waitForRun(engine.deps, started.runId);
+      for (let restart = 0; restart <= RELIABILITY.maxRestartsPerRun; restart++) {
+        await hooks.nextCrash();
+        await silenceThenReap();
+      }
+      const run = await waitForRun(engine.deps, started.runId);
 
-    expect(run.state).toBe('failed');
-    expect(run.failure?.reason).toBe('restart_limit');
-    expect(run.resume.reason).toBe('restart_limit');
-    expect(run.restarts).toBe(RELIABILITY.maxRestartsPerRun);
-    const entries = await engine.deps.deadLetters.list(sourceId, { runId: started.runId });
-    expect(entries.items).toContainEqual(expect.objectContaining({ kind: 'page', page: 3, ref: run.checkpoint!.cursor }));
-    expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
-  });
+      expect(run.state).toBe('failed');
+      expect(run.failure?.reason).toBe('restart_limit');
+      expect(run.resume.reason).toBe('restart_limit');
+      expect(run.restarts).toBe(RELIABILITY.maxRestartsPerRun);
+      const entries = await engine.deps.deadLetters.list(sourceId, { runId: started.runId });
+      expect(entries.items).toContainEqual(
+        expect.objectContaining({ kind: 'page', page: 3, ref: run.checkpoint!.cursor }),
+      );
+      expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
+    },
+  );
 });

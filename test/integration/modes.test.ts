@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { CrashHooks } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
 
 let engine: TestEngine;
 const hooks = new CrashHooks();
@@ -18,7 +24,10 @@ afterAll(async () => {
   await Promise.all(fakes.map((f) => f.stop()));
 });
 
-async function newSource(entities: number, profile: Parameters<typeof startFakeSource>[0]['profile'] = 'none') {
+async function newSource(
+  entities: number,
+  profile: Parameters<typeof startFakeSource>[0]['profile'] = 'none',
+) {
   const fake = await startFakeSource({ entities, seed: 500 + counter, profile });
   fakes.push(fake);
   const sourceId = `modes-${++counter}`;
@@ -57,7 +66,9 @@ describe('incremental runs and the watermark', () => {
     for (const entity of touched) {
       expect((await engine.deps.items.get(sourceId, entity.id))?.version).toBe(entity.updatedAt);
     }
-    expect((await engine.deps.sources.require(sourceId)).watermark).toBe(fake.truth().entities.at(-1)!.updatedAt);
+    expect((await engine.deps.sources.require(sourceId)).watermark).toBe(
+      fake.truth().entities.at(-1)!.updatedAt,
+    );
   });
 
   it('never moves the watermark for a full run', async () => {
