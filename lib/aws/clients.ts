@@ -4,6 +4,7 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
+import pLimit from 'p-limit';
 
 /** The SDK clients Harvester talks to, created together so they share region, endpoint and credentials. */
 export interface AwsClients {
@@ -24,6 +25,12 @@ export interface AwsClientOptions {
   /** Extra middleware added to every client, e.g. the benchmark's request counter. */
   readonly middleware?: readonly Pluggable<object, object>[];
   readonly maxAttempts?: number;
+  /**
+   * Send this process's DynamoDB requests one at a time. Only for an emulator whose conditional
+   * writes are not atomic (a plain moto_server): it keeps concurrent conditional writes from
+   * racing inside the emulator, which real DynamoDB never allows.
+   */
+  readonly serializeDynamoDB?: boolean;
 }
 
 const EMULATOR_CREDENTIALS: AwsCredentialIdentity = { accessKeyId: 'testing', secretAccessKey: 'testing' };
@@ -49,6 +56,13 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
   const events = new EventBridgeClient(base);
   for (const client of [dynamo, sqs, scheduler, events]) {
     for (const plugin of options.middleware ?? []) client.middlewareStack.use(plugin as never);
+  }
+  if (options.serializeDynamoDB) {
+    const one = pLimit(1);
+    dynamo.middlewareStack.add((next) => (args) => one(() => next(args)), {
+      step: 'initialize',
+      name: 'harvesterSerializeDynamoDB',
+    });
   }
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

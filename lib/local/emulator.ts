@@ -47,6 +47,9 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 app = DomainDispatcherApplication(create_backend_app)
 lock = threading.Lock()
 def serialized(environ, start_response):
+    if environ.get("PATH_INFO") == "/_harvester/emulator":
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b'{"serializedDynamoDB": true}']
     if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
         with lock:
             return list(app(environ, start_response))
@@ -121,4 +124,18 @@ export async function startEmulator(
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * True when `endpoint` is the moto this project starts (DynamoDB requests serialized, so
+ * conditional writes are atomic). A plain moto_server is not: see {@link startEmulator}.
+ */
+export async function isSerializedEmulator(endpoint: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${endpoint}/_harvester/emulator`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await response.json()) as { serializedDynamoDB?: boolean };
+    return response.ok && body.serializedDynamoDB === true;
+  } catch {
+    return false;
+  }
 }

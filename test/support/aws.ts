@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { type AwsClients, createAwsClients } from '../../lib/aws/clients.js';
 import { type ResourceNames, resourceNamesFor } from '../../lib/config/env.js';
+import { isSerializedEmulator } from '../../lib/local/emulator.js';
 import {
   type BootstrapOptions,
   bootstrapResources,
@@ -25,7 +26,10 @@ export interface TestAws {
  */
 export async function setUpTestAws(hint: string, options: BootstrapOptions = {}): Promise<TestAws> {
   const endpoint = inject('awsEndpoint');
-  const clients = createAwsClients({ region: TEST_REGION, endpoint });
+  // A hand-started plain moto_server does not make conditional writes atomic; serialize this
+  // process's DynamoDB calls there so the tests exercise our conditions, not moto's races.
+  const serializeDynamoDB = !(await isSerializedEmulator(endpoint));
+  const clients = createAwsClients({ region: TEST_REGION, endpoint, serializeDynamoDB });
   const prefix = `t-${hint}-${randomBytes(3).toString('hex')}`;
   const names = resourceNamesFor(prefix);
   const resources = await bootstrapResources(clients, names, options);
