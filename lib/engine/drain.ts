@@ -5,6 +5,7 @@ import { isActive } from '../run/model.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
+import { runConnector } from './page-step.js';
 
 /** The source id under which messages that name no source are filed. */
 export const UNKNOWN_SOURCE = '_unknown';
@@ -85,9 +86,12 @@ export async function drainDeadMessage(
     now,
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
-  const source = await deps.sources.get(run.sourceId);
-  const connector = source ? deps.connectors.get(source.connector) : undefined;
-  const config = connector?.configSchema.safeParse(source?.config);
+  const { connectorName, rawConfig } = await runConnector(deps, run).catch(() => ({
+    connectorName: undefined,
+    rawConfig: undefined,
+  }));
+  const connector = connectorName ? deps.connectors.get(connectorName) : undefined;
+  const config = connector?.configSchema.safeParse(rawConfig);
   if (
     connector?.nextCursorWithoutResponse &&
     config?.success &&

@@ -132,16 +132,16 @@ async function processOwnedPage(
   message: PageMessage,
   log: HarvesterLogger,
 ): Promise<StepResult> {
-  const source = await deps.sources.require(run.sourceId);
-  const connector = deps.connectors.get(source.connector);
-  const parsed = connector.configSchema.safeParse(source.config);
+  const { connectorName, rawConfig } = await runConnector(deps, run);
+  const connector = deps.connectors.get(connectorName);
+  const parsed = connector.configSchema.safeParse(rawConfig);
   if (!parsed.success) {
     await endRun(deps, run, {
       epoch: run.epoch,
       state: 'failed',
       failure: {
         reason: 'invalid_config',
-        message: `the source's ${source.connector} config is invalid: ${parsed.error.message}`,
+        message: `the source's ${connectorName} config is invalid: ${parsed.error.message}`,
       },
     });
     return { outcome: 'failed', reason: 'invalid_config' };
@@ -171,6 +171,20 @@ async function processOwnedPage(
   } finally {
     heartbeat.stop();
   }
+}
+
+/**
+ * The connector and config a run works with: the snapshot taken at its start (no Sources read
+ * per page), or, for runs created before snapshots existed, the source's current ones.
+ */
+export async function runConnector(
+  deps: EngineDeps,
+  run: SyncRun,
+): Promise<{ connectorName: string; rawConfig: unknown }> {
+  const params = run.params as Partial<RunParams>;
+  if (params.connector && params.config) return { connectorName: params.connector, rawConfig: params.config };
+  const source = await deps.sources.require(run.sourceId);
+  return { connectorName: source.connector, rawConfig: source.config };
 }
 
 /** Ends a run whose stream is complete: incremental runs commit their watermark with the success. */

@@ -90,6 +90,20 @@ async function reapOne(
     verdict: decision.verdict,
     from: decision.action === 'resume' ? 'checkpoint' : 'scratch',
     countRestart: true,
+    // A run restarted because its source was reconfigured adopts the new configuration.
+    ...(decision.verdict === 'params_changed' && config.success
+      ? {
+          params: {
+            params: {
+              ...run.params,
+              connector: source.connector,
+              config: config.data as Record<string, unknown>,
+              configHash: source.configHash,
+            },
+            paramsHash: currentParamsHash,
+          },
+        }
+      : {}),
   });
   deps.metrics.count(METRIC.runsResumed, 1, { name: 'Verdict', value: decision.verdict });
   return { verdict: decision.verdict, action: decision.action };

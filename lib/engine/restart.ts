@@ -9,7 +9,13 @@ import type { EngineDeps } from './deps.js';
 export async function rearm(
   deps: EngineDeps,
   run: SyncRun,
-  decision: { verdict: ResumeVerdict; from: 'scratch' | 'checkpoint'; countRestart: boolean },
+  decision: {
+    verdict: ResumeVerdict;
+    from: 'scratch' | 'checkpoint';
+    countRestart: boolean;
+    /** Parameters the restarted run adopts (the source was reconfigured). */
+    params?: { params: Record<string, unknown>; paramsHash: string };
+  },
 ): Promise<number> {
   const now = deps.clock.now();
   const fromCheckpoint = decision.from === 'checkpoint' && run.checkpoint !== null;
@@ -19,6 +25,7 @@ export async function rearm(
     resume: { reason: decision.verdict, from: fromCheckpoint ? 'checkpoint' : 'scratch', at: now },
     reset: !fromCheckpoint,
     countRestart: decision.countRestart,
+    ...(decision.params && !fromCheckpoint ? { params: decision.params } : {}),
     now,
   });
   await deps.queue.send({

@@ -18,6 +18,13 @@ export interface RunParams extends Record<string, unknown> {
   readonly scope: unknown;
   /** The source's config hash at start: a resume compares it (`params_changed`). */
   readonly configHash: string;
+  /**
+   * The connector and its parsed config, fixed for the run's life: a source reconfigured while
+   * the run is alive does not change a stream half-way; the reaper adopts a new config only
+   * when it restarts the run from scratch (`params_changed`).
+   */
+  readonly connector?: string;
+  readonly config?: Record<string, unknown>;
   /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
   readonly deadLettersBefore?: number;
 }
@@ -37,6 +44,8 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     since: input.mode === 'incremental' ? source.watermark : null,
     scope: input.scope ?? null,
     configHash: source.configHash,
+    connector: source.connector,
+    config,
     ...(input.mode === 'dlq_retry' ? { deadLettersBefore: now } : {}),
   };
   const run = await deps.lifecycle.createHoldingLock({

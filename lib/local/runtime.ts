@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { AwsClients } from '../aws/clients.js';
 import type { EngineDeps } from '../engine/deps.js';
@@ -58,6 +59,8 @@ export class LocalRuntime {
   start(): this {
     const { deps, clients, resources } = this.options;
     const signal = this.controller.signal;
+    // Every in-flight SDK call listens on this one signal; many workers exceed Node's default of 10.
+    setMaxListeners(1_000, signal);
     for (let i = 0; i < (this.options.workers ?? 2); i++) {
       this.loops.push(
         pollQueue({

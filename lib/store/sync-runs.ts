@@ -67,6 +67,8 @@ export interface Fence {
   readonly reset: boolean;
   /** Count this fence against the run's restart budget (a crash), or not (a lost first message). */
   readonly countRestart: boolean;
+  /** New parameters for a run restarted from scratch after its source was reconfigured. */
+  readonly params?: { readonly params: Record<string, unknown>; readonly paramsHash: string };
   readonly now: number;
 }
 
@@ -245,11 +247,12 @@ export class SyncRunStore {
    */
   async fence(f: Fence): Promise<number> {
     const resetParts = f.reset ? ', nextPage = :first, #progress = :zero, errorCount = :none' : '';
+    const paramsParts = f.params ? ', params = :params, paramsHash = :paramsHash' : '';
     await this.update(
       f.runId,
       {
         UpdateExpression:
-          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart${resetParts}` +
+          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart${resetParts}${paramsParts}` +
           ' REMOVE deferredUntil',
         ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch',
         ExpressionAttributeNames: {
@@ -266,6 +269,7 @@ export class SyncRunStore {
           ':now': f.now,
           ':restart': f.countRestart ? 1 : 0,
           ...(f.reset ? { ':first': 1, ':zero': { processed: 0, total: null, pages: 0 }, ':none': 0 } : {}),
+          ...(f.params ? { ':params': f.params.params, ':paramsHash': f.params.paramsHash } : {}),
         },
       },
       { epoch: f.epoch },

@@ -95,6 +95,29 @@ describe('duplicate delivery', () => {
   });
 });
 
+describe('a source reconfigured while its run is alive', () => {
+  it('does not change the running stream: the run keeps the config it started with', async () => {
+    await putSource(engine.deps, 'reconfigured', 'rest-json', fakeRestConfig(source.url));
+    const started = await startRun(engine.deps, { sourceId: 'reconfigured', mode: 'full' });
+    const [first] = await takeAll();
+    await processPage(engine.deps, first!);
+
+    await putSource(engine.deps, 'reconfigured', 'rest-json', fakeRestConfig(source.url, { pageSize: 50 }));
+    const [second] = await takeAll();
+    const result = await processPage(engine.deps, second!);
+
+    expect(result).toEqual({ outcome: 'committed', next: 'enqueued' });
+    const run = await engine.deps.runs.require(started.runId);
+    expect(run.progress).toMatchObject({ processed: 200, pages: 2 });
+    expect(run.params).toMatchObject({
+      connector: 'rest-json',
+      config: expect.objectContaining({ pageSize: 100 }),
+    });
+    await engine.deps.lifecycle.cancel(started.runId, Date.now());
+    await takeAll();
+  });
+});
+
 describe('deferral', () => {
   it('re-enqueues a page with an SQS delay for Retry-After: 300, without sleeping', async () => {
     source.control.setProfile({
