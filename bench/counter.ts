@@ -1,0 +1,182 @@
+import type { HandlerExecutionContext, InitializeHandlerArguments, Pluggable } from '@smithy/types';
+
+/**
+ * Counts the AWS API requests a benchmark phase makes, through an SDK middleware added to every
+ * client (`createAwsClients({ middleware })`). It sits in the initialize step, so one call is
+ * counted once however often the SDK retries it, and its duration covers serialization,
+ * signing, retries and the emulator's answer: the time the caller spends inside the SDK.
+ */
+
+/** Who made a request: the engine (what a Lambda would do) or the local runtime's pollers (the event source mapping). */
+export type Caller = 'engine' | 'esm';
+
+/** Totals of one operation. */
+export interface OpStats {
+  count: number;
+  /** Billing units: DynamoDB items of a transaction, SQS 64 KB chunks; otherwise equal to `count`. */
+  units: number;
+  /** Sum of request durations, ms (parallel requests overlap). */
+  durationMs: number;
+}
+
+/** A closed time interval, ms on the `performance.now()` scale. */
+export type Interval = readonly [start: number, end: number];
+
+const SQS_CHUNK_BYTES = 64 * 1_024;
+
+/** Items-table writes are the only "item writes"; every other request is control plane. */
+export const ITEM_WRITE_OP = 'DynamoDB.PutItem(Items)';
+
+/**
+ * The counter. `plugin(caller)` returns the middleware for one set of clients; `snapshot()`
+ * copies the totals; `reset()` starts a new phase.
+ */
+export class RequestCounter {
+  ops = new Map<string, OpStats>();
+  /** Handler durations (receive answered → delete/visibility change sent), one per message handled. */
+  handlerMs: number[] = [];
+  /** Engine request intervals by the run or source they touched (`run:<id>` / `source:<id>`). */
+  requestIntervals = new Map<string, Interval[]>();
+  /** Handler intervals by `source:<id>`, from the page message body. */
+  handlerIntervals = new Map<string, Interval[]>();
+  /** When the last engine request ended (`performance.now()`): a run's end is its last write. */
+  lastEngineEndedAt = 0;
+  private inFlight = new Map<string, { at: number; key: string | undefined }>();
+
+  /** Forgets everything counted so far. */
+  reset(): void {
+    this.ops = new Map();
+    this.handlerMs = [];
+    this.requestIntervals = new Map();
+    this.handlerIntervals = new Map();
+    this.inFlight = new Map();
+    this.lastEngineEndedAt = 0;
+  }
+
+  /** Counts of each `Caller:Service.Operation`. */
+  snapshot(): Record<string, OpStats> {
+    return Object.fromEntries([...this.ops].map(([op, stats]) => [op, { ...stats }]));
+  }
+
+  /** The middleware for the clients of one caller. */
+  plugin(caller: Caller): Pluggable<object, object> {
+    return {
+      applyToStack: (stack) => {
+        stack.add(
+          (next, context: HandlerExecutionContext) => async (args: InitializeHandlerArguments<object>) => {
+            const started = performance.now();
+            const input = args.input as Record<string, unknown>;
+            try {
+              const result = await next(args);
+              this.record(caller, context, input, result.output as Record<string, unknown>, started);
+              return result;
+            } catch (error) {
+              this.record(caller, context, input, undefined, started);
+              throw error;
+            }
+          },
+          { step: 'initialize', name: `benchRequestCounter-${caller}`, priority: 'low' },
+        );
+      },
+    };
+  }
+
+  private record(
+    caller: Caller,
+    context: HandlerExecutionContext,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    started: number,
+  ): void {
+    const ended = performance.now();
+    const service = (context.clientName ?? 'Unknown').replace(/Client$/, '');
+    const command = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+    let op = `${service}.${command}`;
+    let units = 1;
+    if (op === 'DynamoDB.PutItem' && String(input.TableName).endsWith('-items')) op = ITEM_WRITE_OP;
+    if (op === 'DynamoDB.TransactWriteItems')
+      units = (input.TransactItems as unknown[] | undefined)?.length ?? 1;
+    if (op === 'EventBridge.PutEvents') units = (input.Entries as unknown[] | undefined)?.length ?? 1;
+    if (op === 'SQS.SendMessage') units = chunks(Buffer.byteLength(String(input.MessageBody ?? '')));
+    if (op === 'SQS.ReceiveMessage') {
+      const messages = (output?.Messages ?? []) as { Body?: string; ReceiptHandle?: string }[];
+      if (messages.length === 0) op = 'SQS.ReceiveMessage(empty)';
+      const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(m.Body ?? ''), 0);
+      units = chunks(bytes);
+      if (caller === 'esm') for (const m of messages) this.handlerStarted(m, ended);
+    }
+    if (caller === 'esm' && (command === 'DeleteMessage' || command === 'ChangeMessageVisibility'))
+      this.handlerEnded(String(input.ReceiptHandle ?? ''), started);
+    const key = `${caller}:${op}`;
+    const stats = this.ops.get(key) ?? { count: 0, units: 0, durationMs: 0 };
+    stats.count += 1;
+    stats.units += units;
+    stats.durationMs += ended - started;
+    this.ops.set(key, stats);
+    if (caller === 'engine') {
+      this.lastEngineEndedAt = Math.max(this.lastEngineEndedAt, ended);
+      const owner = ownerOf(input);
+      if (owner) push(this.requestIntervals, owner, [started, ended]);
+    }
+  }
+
+  private handlerStarted(message: { Body?: string; ReceiptHandle?: string }, at: number): void {
+    if (!message.ReceiptHandle) return;
+    let key: string | undefined;
+    try {
+      const body = JSON.parse(message.Body ?? '{}') as { sourceId?: unknown };
+      if (typeof body.sourceId === 'string') key = `source:${body.sourceId}`;
+    } catch {
+      key = undefined;
+    }
+    this.inFlight.set(message.ReceiptHandle, { at, key });
+  }
+
+  private handlerEnded(receiptHandle: string, at: number): void {
+    const started = this.inFlight.get(receiptHandle);
+    if (!started) return;
+    this.inFlight.delete(receiptHandle);
+    this.handlerMs.push(at - started.at);
+    if (started.key) push(this.handlerIntervals, started.key, [started.at, at]);
+  }
+}
+
+function chunks(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / SQS_CHUNK_BYTES));
+}
+
+function push(map: Map<string, Interval[]>, key: string, interval: Interval): void {
+  const list = map.get(key);
+  if (list) list.push(interval);
+  else map.set(key, [interval]);
+}
+
+/** A DynamoDB attribute, plain (document client before marshalling) or marshalled (`{ S: … }`). */
+function plain(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string')
+    return (value as { S: string }).S;
+  return undefined;
+}
+
+/** The run or source a request touches, read from its key, item or message body. */
+export function ownerOf(input: Record<string, unknown>): string | undefined {
+  const transact = (input.TransactItems as Record<string, Record<string, unknown>>[] | undefined)?.[0];
+  const inner = transact ? Object.values(transact)[0] : input;
+  const record = (inner?.Key ?? inner?.Item ?? inner?.ExpressionAttributeValues) as
+    | Record<string, unknown>
+    | undefined;
+  const sourceId = plain(record?.sourceId) ?? plain(record?.[':sourceId']);
+  if (sourceId) return `source:${sourceId}`;
+  const runId = plain(record?.runId);
+  if (runId) return `run:${runId}`;
+  if (typeof input.MessageBody === 'string') {
+    try {
+      const body = JSON.parse(input.MessageBody) as { sourceId?: unknown };
+      if (typeof body.sourceId === 'string') return `source:${body.sourceId}`;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
