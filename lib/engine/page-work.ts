@@ -235,6 +235,8 @@ export async function commitAndContinue(
     errors: number;
     total: number | null;
   },
+  /** Work that only the delivery whose commit won may do (retry-failed runs resolve their entries here). */
+  onCommitted?: () => Promise<void>,
 ): Promise<StepResult> {
   const { deps, run, message } = context;
   try {
@@ -257,6 +259,7 @@ export async function commitAndContinue(
     throw error;
   }
   deps.metrics.count(METRIC.pagesCommitted);
+  await onCommitted?.();
   await context.checkpointHook('afterCommit');
   if (page.cursor === null) {
     await finishSucceeded(deps, run);

@@ -49,10 +49,11 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
   let errors = loaded.failed;
+  const resolved: DeadLetter[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
     if (outcome.kind === 'resolved') {
-      await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+      resolved.push(entry);
     } else if (outcome.kind === 'failed') {
       errors += 1;
       await deps.deadLetters.record({
@@ -69,13 +70,17 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
     }
   }
   await context.checkpointHook('afterLoad');
-  return commitAndContinue(context, {
-    cursor: slice.cursor ?? null,
-    watermark: null,
-    processed: loaded.loaded,
-    errors,
-    total: null,
-  });
+  // Resolved entries leave dead_letters only once this delivery's commit has won: deleting them
+  // earlier would shift the slice a duplicate delivery of the same cursor lists, and entries
+  // recovered by the losing copy would never be counted. A crash between the commit and these
+  // deletes leaves them open; a retry-failed run restarts from scratch and resolves them again.
+  return commitAndContinue(
+    context,
+    { cursor: slice.cursor ?? null, watermark: null, processed: loaded.loaded, errors, total: null },
+    async () => {
+      for (const entry of resolved) await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+    },
+  );
 }
 
 /** A retried entry that could not be fetched: wait longer, or stay a dead letter with the new error. */

@@ -118,6 +118,63 @@ describe('a source reconfigured while its run is alive', () => {
   });
 });
 
+/** Processes queued page messages one by one until the run ends. */
+async function drive(runId: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const run = await engine.deps.runs.require(runId);
+    if (run.state !== 'queued' && run.state !== 'running') return;
+    for (const message of await takeAll()) await processPage(engine.deps, message);
+  }
+  throw new Error(`run ${runId} did not end`);
+}
+
+describe('a retry-failed page delivered twice, the copies interleaved', () => {
+  it('counts every recovered entry exactly once', async () => {
+    source.control.setProfile({ invalidRecords: 60 });
+    await putSource(engine.deps, 'retry-dup', 'rest-json', fakeRestConfig(source.url));
+    const full = await startRun(engine.deps, { sourceId: 'retry-dup', mode: 'full' });
+    await drive(full.runId);
+    expect((await engine.deps.runs.require(full.runId)).errorCount).toBe(60);
+    source.control.fix();
+
+    const retry = await startRun(engine.deps, { sourceId: 'retry-dup', mode: 'dlq_retry' });
+    const [first] = await takeAll();
+    // Copy A pauses after loading its slice and before committing; copy B of the same message
+    // runs to its commit meanwhile; then A resumes and loses the commit.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let paused!: () => void;
+    const atPause = new Promise<void>((resolve) => {
+      paused = resolve;
+    });
+    const slow = {
+      ...engine.deps,
+      hooks: {
+        async at(point: string) {
+          if (point !== 'afterLoad') return;
+          paused();
+          await gate;
+        },
+      },
+    };
+    const copyA = processPage(slow, first!);
+    await atPause;
+    const copyB = await processPage(engine.deps, first!);
+    release();
+    const results = [await copyA, copyB];
+    await drive(retry.runId);
+
+    expect(results.map((r) => r.outcome).sort()).toEqual(['committed', 'dropped']);
+    const run = await engine.deps.runs.require(retry.runId);
+    expect(run).toMatchObject({ state: 'succeeded', errorCount: 0 });
+    expect(run.progress.processed).toBe(60);
+    expect(await engine.deps.deadLetters.listAll('retry-dup')).toEqual([]);
+    source.control.setProfile('none');
+  });
+});
+
 describe('deferral', () => {
   it('re-enqueues a page with an SQS delay for Retry-After: 300, without sleeping', async () => {
     source.control.setProfile({

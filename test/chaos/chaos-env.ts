@@ -1,0 +1,120 @@
+import type { Entity } from '../../lib/connectors/contract.js';
+import type { EngineDeps } from '../../lib/engine/deps.js';
+import { LocalRuntime } from '../../lib/local/runtime.js';
+import { TEST_REGION } from '../support/aws.js';
+import { setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { ChaosQueue } from './chaos-queue.js';
+import { ChaosHooks } from './hooks.js';
+import { InProcessWorkers } from './workers.js';
+
+/** A movable clock that a trial can also put back: each trial starts at real time. */
+export interface ChaosClock {
+  now(): number;
+  advance(ms: number): void;
+  reset(): void;
+}
+
+function chaosClock(): ChaosClock {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance: (ms) => {
+      offset += ms;
+    },
+    reset: () => {
+      offset = 0;
+    },
+  };
+}
+
+/**
+ * Highest version each entity was loaded with by an in-process worker (zombies included): what
+ * the run "saw". The stored version may never be older.
+ */
+export class SeenVersions {
+  private readonly seen = new Map<string, string>();
+
+  record(sourceId: string, entities: readonly Entity[]): void {
+    for (const entity of entities) {
+      const key = `${sourceId}/${entity.id}`;
+      const before = this.seen.get(key);
+      if (before === undefined || before < entity.version) this.seen.set(key, entity.version);
+    }
+  }
+
+  of(sourceId: string): Map<string, string> {
+    const prefix = `${sourceId}/`;
+    return new Map(
+      [...this.seen]
+        .filter(([key]) => key.startsWith(prefix))
+        .map(([key, v]) => [key.slice(prefix.length), v]),
+    );
+  }
+}
+
+/** Everything the trials share: one set of tables and queues, the workers, the reaper, the fault switches. */
+export interface ChaosEnv {
+  readonly engine: TestEngine;
+  /** The engine as the in-process workers, the reaper and the tests see it: faulty queue, hooks, recorded loads. */
+  readonly deps: EngineDeps;
+  readonly clock: ChaosClock;
+  readonly hooks: ChaosHooks;
+  readonly queue: ChaosQueue;
+  readonly seen: SeenVersions;
+  readonly workers: InProcessWorkers;
+  /** The reaper (ticked by hand), the page DLQ drain, and one worker process that can be SIGKILLed. */
+  readonly runtime: LocalRuntime;
+  stop(): Promise<void>;
+}
+
+/** In-process pollers; a worker process polls the same queue. */
+const IN_PROCESS_WORKERS = 2;
+/** Frequent beats keep a working run visibly alive to the stall oracle. */
+const HEARTBEAT_MS = 500;
+/** The runtime's own reaper timer never fires during a suite (the trials tick the reaper themselves). */
+const NEVER_MS = 2_000_000_000;
+
+export async function setUpChaosEnv(): Promise<ChaosEnv> {
+  const clock = chaosClock();
+  const hooks = new ChaosHooks();
+  const engine = await setUpTestEngine('chaos', { clock, hooks, heartbeatIntervalMs: HEARTBEAT_MS });
+  const queue = new ChaosQueue(engine.deps.queue);
+  const seen = new SeenVersions();
+  const items = Object.create(engine.deps.items) as EngineDeps['items'];
+  items.loadAll = (sourceId, entities, runId, now) => {
+    seen.record(sourceId, entities);
+    return engine.deps.items.loadAll(sourceId, entities, runId, now);
+  };
+  const deps: EngineDeps = { ...engine.deps, queue: queue.queue, items };
+  const { clients, resources } = engine.aws;
+  const workers = new InProcessWorkers(deps, clients.sqs, resources.pageQueueUrl).start(IN_PROCESS_WORKERS);
+  const runtime = new LocalRuntime({
+    deps,
+    clients,
+    resources,
+    workers: 0,
+    processWorkers: 1,
+    reaperIntervalMs: NEVER_MS,
+    redeliveryDelay: () => 1,
+    workerEnv: {
+      AWS_ENDPOINT_URL: engine.aws.endpoint,
+      AWS_REGION: TEST_REGION,
+      HARVESTER_PREFIX: engine.aws.prefix,
+      LOG_LEVEL: 'SILENT',
+    },
+  }).start();
+  return {
+    engine,
+    deps,
+    clock,
+    hooks,
+    queue,
+    seen,
+    workers,
+    runtime,
+    async stop() {
+      await Promise.all([workers.stop(), runtime.stop()]);
+      await engine.stop();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import type { PageMessage } from '../../lib/queue/page-message.js';
+import type { PageQueue } from '../../lib/queue/page-queue.js';
+import type { DeliveryFaults } from './plan.js';
+import type { Rng } from './rng.js';
+
+/** What the wrapper did during a trial. */
+export interface DeliveryStats {
+  sends: number;
+  duplicates: number;
+  resends: number;
+  delayed: number;
+  redeliveries: number;
+}
+
+/**
+ * A PageQueue whose sends misbehave the way SQS is allowed to: a message delivered twice (at-least-
+ * once), an old message delivered again long after, a message delayed. Built on the real queue
+ * with `Object.create`, so `sendAt` (deferrals) goes through the faulty `send` too.
+ */
+export class ChaosQueue {
+  readonly queue: PageQueue;
+  private faults: DeliveryFaults | null = null;
+  private rng: Rng | null = null;
+  private history: PageMessage[] = [];
+  stats: DeliveryStats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0 };
+  private readonly base: PageQueue;
+
+  constructor(base: PageQueue) {
+    const queue = Object.create(base) as PageQueue;
+    queue.send = (message, delaySeconds = 0) => this.send(base, message, delaySeconds);
+    this.queue = queue;
+    this.base = base;
+  }
+
+  /** Delivers a message again now, as SQS does when its visibility timeout runs out. */
+  async redeliver(message: PageMessage): Promise<void> {
+    this.stats.redeliveries += 1;
+    await this.base.send(message, 0);
+  }
+
+  /** Turns faults on for one trial (the random stream is the trial's, so the fault sequence is seeded). */
+  arm(faults: DeliveryFaults, rng: Rng): void {
+    this.faults = faults;
+    this.rng = rng;
+    this.history = [];
+    this.stats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0 };
+  }
+
+  disarm(): void {
+    this.faults = null;
+  }
+
+  private async send(base: PageQueue, message: PageMessage, delaySeconds: number): Promise<void> {
+    const { faults, rng } = this;
+    if (!faults || !rng) return base.send(message, delaySeconds);
+    this.stats.sends += 1;
+    const delay = (): number => {
+      if (this.stats.delayed >= faults.maxDelays || !rng.chance(faults.delayRate)) return 0;
+      this.stats.delayed += 1;
+      return rng.int(1, 2);
+    };
+    await base.send(message, Math.max(delaySeconds, delay()));
+    if (rng.chance(faults.duplicateRate)) {
+      this.stats.duplicates += 1;
+      await base.send(message, Math.max(delaySeconds, delay()));
+    }
+    if (this.history.length > 0 && rng.chance(faults.resendRate)) {
+      this.stats.resends += 1;
+      await base.send(rng.pick(this.history), 0);
+    }
+    this.history.push(message);
+  }
+}

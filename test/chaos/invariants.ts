@@ -1,0 +1,195 @@
+import type { FakeSource } from '../../lib/local/fake-source/index.js';
+import type { ResumeVerdict } from '../../lib/run/model.js';
+import type { DeadLetter } from '../../lib/store/dead-letters.js';
+import type { ChaosEnv } from './chaos-env.js';
+import type { ChaosMode } from './plan.js';
+import type { RunRecord } from './supervisor.js';
+import { queueCounts } from './workers.js';
+
+/** The invariants every trial checks, by name (a violation starts with its name). */
+export const INVARIANT = {
+  ended: 'every run terminal with a resume verdict',
+  lock: 'no lock left held',
+  lost: 'no entity lost',
+  duplicated: 'none duplicated',
+  older: 'no older version over a newer one',
+  counts: 'counts exact',
+  pageDlq: 'page DLQ empty',
+  fenced: 'a fenced worker writes nothing',
+  stall: 'no stall without a fault',
+  watermark: 'watermark',
+} as const;
+
+/** What a correct run must have produced, computed from the fake source's ground truth. */
+export interface Expected {
+  readonly label: string;
+  readonly mode: ChaosMode;
+  readonly processed: number;
+  readonly errorCount: number;
+  /** full / incremental: dead_letters entries last written by this run (= errorCount). */
+  readonly entriesOfRun?: number;
+  /** dlq_retry: refs of the entries that must still be open, each last failed by this run (= errorCount). */
+  readonly stillOpen?: ReadonlySet<string>;
+  readonly pages?: number;
+  readonly watermark: string | null;
+  /** Crashes that fired and SIGKILLs done during the run: the only excuses for a stall. */
+  readonly stallFaults: number;
+}
+
+const RESTART_VERDICTS: Record<ChaosMode, readonly ResumeVerdict[]> = {
+  full: ['mode_not_resumable', 'no_checkpoint'],
+  incremental: ['resumed', 'no_checkpoint'],
+  dlq_retry: ['mode_not_resumable', 'no_checkpoint'],
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const some = (ids: Iterable<string>) => [...ids].slice(0, 8).join(', ');
+
+async function listRunEntries(env: ChaosEnv, sourceId: string, runId: string): Promise<DeadLetter[]> {
+  const all: DeadLetter[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.deps.deadLetters.list(sourceId, {
+      runId,
+      limit: 500,
+      ...(cursor ? { cursor } : {}),
+    });
+    all.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return all;
+}
+
+/** Checks one finished run against the ground truth; returns the violations, each prefixed by its invariant. */
+export async function checkRun(
+  env: ChaosEnv,
+  fake: FakeSource,
+  record: RunRecord,
+  expected: Expected,
+): Promise<string[]> {
+  const violations: string[] = [];
+  const fail = (invariant: string, detail: string) =>
+    violations.push(`[${invariant}] ${expected.label}: ${detail}`);
+  const { run, reaps } = record;
+  const { sourceId } = run;
+
+  // Ended, and explained.
+  if (record.timedOut)
+    fail(INVARIANT.ended, `still ${run.state} after 60 s at epoch ${run.epoch}, page ${run.nextPage}`);
+  if (run.state !== 'succeeded') fail(INVARIANT.ended, `ended ${run.state}: ${JSON.stringify(run.failure)}`);
+  const allowed = RESTART_VERDICTS[expected.mode];
+  for (const reap of reaps) {
+    if (!allowed.includes(reap.verdict as ResumeVerdict))
+      fail(INVARIANT.ended, `reaper verdict ${reap.verdict} for a ${expected.mode} run`);
+  }
+  const verdict = reaps.length === 0 ? 'fresh_start' : reaps.at(-1)!.verdict;
+  if (run.resume?.reason !== verdict)
+    fail(INVARIANT.ended, `resume verdict ${run.resume?.reason}, expected ${verdict}`);
+  if (run.restarts !== reaps.length || run.epoch !== reaps.length + 1) {
+    fail(
+      INVARIANT.ended,
+      `epoch ${run.epoch} and ${run.restarts} restarts after ${reaps.length} reaper actions`,
+    );
+  }
+  if (reaps.length > expected.stallFaults) {
+    fail(
+      INVARIANT.stall,
+      `${reaps.length} reaper restarts, but only ${expected.stallFaults} crashes/kills could stall it`,
+    );
+  }
+
+  // The lock and the watermark.
+  const source = await env.deps.sources.require(sourceId);
+  if (source.activeRunId !== null) fail(INVARIANT.lock, `source still locked by ${source.activeRunId}`);
+  if (source.watermark !== expected.watermark)
+    fail(INVARIANT.watermark, `${source.watermark}, expected ${expected.watermark}`);
+
+  // Items against the truth.
+  const truth = fake.truth();
+  const broken = new Set(truth.invalidIds);
+  const want = new Map(truth.entities.filter((e) => !broken.has(e.id)).map((e) => [e.id, e.updatedAt]));
+  const items = await env.deps.items.listAll(sourceId);
+  const stored = new Map(items.map((i) => [i.entityId, i]));
+  const lost = [...want.keys()].filter((id) => !stored.has(id));
+  if (lost.length > 0) fail(INVARIANT.lost, `${lost.length} live valid entities not stored: ${some(lost)}`);
+  if (stored.size !== items.length)
+    fail(INVARIANT.duplicated, `${items.length} items for ${stored.size} ids`);
+  const extra = items
+    .filter((i) => !want.has(i.entityId) || i.tombstonedAt !== undefined)
+    .map((i) => i.entityId);
+  if (extra.length > 0)
+    fail(INVARIANT.duplicated, `${extra.length} items that should not be there: ${some(extra)}`);
+  const seen = env.seen.of(sourceId);
+  const older = items.filter(
+    (i) =>
+      i.version < (seen.get(i.entityId) ?? '') ||
+      (want.has(i.entityId) && i.version !== want.get(i.entityId)),
+  );
+  if (older.length > 0) {
+    const detail = older
+      .slice(0, 5)
+      .map(
+        (i) =>
+          `${i.entityId} stored ${i.version}, saw ${seen.get(i.entityId)}, truth ${want.get(i.entityId)}`,
+      );
+    fail(INVARIANT.older, `${older.length} items: ${detail.join('; ')}`);
+  }
+
+  // Counts.
+  if (run.progress.processed !== expected.processed)
+    fail(INVARIANT.counts, `processed ${run.progress.processed}, expected ${expected.processed}`);
+  if (run.errorCount !== expected.errorCount)
+    fail(INVARIANT.counts, `errorCount ${run.errorCount}, expected ${expected.errorCount}`);
+  if (expected.pages !== undefined && run.progress.pages !== expected.pages)
+    fail(INVARIANT.counts, `pages ${run.progress.pages}, expected ${expected.pages}`);
+  if (expected.entriesOfRun !== undefined) {
+    const entries = await listRunEntries(env, sourceId, run.runId);
+    if (entries.length !== expected.entriesOfRun || entries.length !== run.errorCount) {
+      fail(
+        INVARIANT.counts,
+        `${entries.length} dead_letters entries of the run, errorCount ${run.errorCount}, expected ${expected.entriesOfRun}`,
+      );
+    }
+  }
+  const open = await env.deps.deadLetters.listAll(sourceId);
+  if (expected.stillOpen !== undefined) {
+    const refs = new Set(open.map((e) => e.ref));
+    const missing = [...expected.stillOpen].filter((r) => !refs.has(r));
+    const unexpected = [...refs].filter((r) => !expected.stillOpen!.has(r));
+    if (missing.length + unexpected.length > 0)
+      fail(INVARIANT.counts, `open entries: missing ${some(missing)}; unexpected ${some(unexpected)}`);
+    if (run.errorCount !== open.length)
+      fail(INVARIANT.counts, `errorCount ${run.errorCount}, ${open.length} entries still open`);
+    const stale = open.filter((e) => e.runId !== run.runId).map((e) => e.ref);
+    if (stale.length > 0) fail(INVARIANT.counts, `open entries not last failed by this run: ${some(stale)}`);
+  }
+
+  // Nothing went through the page DLQ.
+  const pageEntries = open
+    .filter((e) => e.kind === 'page')
+    .map((e) => `${e.ref || '(first page)'}: ${e.reason}`);
+  if (pageEntries.length > 0) fail(INVARIANT.pageDlq, `page dead letters: ${some(pageEntries)}`);
+  const dlq = await waitForEmptyDlq(env);
+  if (dlq !== null) fail(INVARIANT.pageDlq, `page DLQ holds ${JSON.stringify(dlq)}`);
+
+  // The zombie.
+  if (record.zombie) {
+    const { result, fencedBeforeThaw, epoch } = record.zombie;
+    const stoppedFenced = result.outcome === 'stopped' && result.reason === 'RunFencedError';
+    if (fencedBeforeThaw && !stoppedFenced)
+      fail(INVARIANT.fenced, `zombie of epoch ${epoch} fenced, then ${JSON.stringify(result)}`);
+    if (['error', 'hung'].includes(result.outcome))
+      fail(INVARIANT.fenced, `zombie of epoch ${epoch}: ${JSON.stringify(result)}`);
+  }
+  return violations;
+}
+
+async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
+  const { sqs } = env.engine.aws.clients;
+  let counts = await queueCounts(sqs, env.engine.aws.resources.pageDlqUrl);
+  for (let i = 0; i < 10 && counts.visible + counts.notVisible + counts.delayed > 0; i++) {
+    await sleep(300);
+    counts = await queueCounts(sqs, env.engine.aws.resources.pageDlqUrl);
+  }
+  return counts.visible + counts.notVisible + counts.delayed > 0 ? counts : null;
+}

@@ -1,0 +1,136 @@
+import { STEP_POINTS, type StepPoint } from '../../lib/engine/deps.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
+import { Rng } from './rng.js';
+
+export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry'] as const;
+export type ChaosMode = (typeof CHAOS_MODES)[number];
+
+/** A simulated crash (CrashHooks-style) at a step point of one page of the chaos run. */
+export interface CrashFault {
+  readonly point: StepPoint;
+  readonly page: number;
+}
+
+/** A zombie: the worker of `page` dies at beforeFetch, a copy of its message is taken by a worker that freezes. */
+export interface ZombieFault {
+  readonly page: number;
+  /** Where the zombie freezes: with the page fetched but not loaded, or loaded but not committed. */
+  readonly pauseAt: 'beforeLoad' | 'afterLoad';
+  /** When it thaws: right after the reaper fenced it, once the new epoch moved past its page, or after the run. */
+  readonly release: 'afterFence' | 'afterProgress' | 'afterEnd';
+}
+
+/**
+ * A slow worker: at its step point it stalls for `ms` (alive, heartbeating — a GC pause, a slow
+ * dependency), and meanwhile SQS hands its message to another worker, as it does when a
+ * visibility timeout runs out. The two copies race.
+ */
+export interface SlowFault {
+  readonly point: 'beforeFetch' | 'afterLoad';
+  readonly page: number;
+  readonly ms: number;
+}
+
+/** SIGKILL of the worker process once the run committed `afterPages` pages, `delayMs` after it looked busy. */
+export interface KillFault {
+  readonly afterPages: number;
+  readonly delayMs: number;
+}
+
+/** Queue-level faults of the PageQueue wrapper. */
+export interface DeliveryFaults {
+  /** Probability that a page message is sent twice. */
+  readonly duplicateRate: number;
+  /** Probability that a send also re-sends an older message of the trial. */
+  readonly resendRate: number;
+  /** Probability that a send is delayed 1–2 s (DelaySeconds); at most `maxDelays` per trial. */
+  readonly delayRate: number;
+  readonly maxDelays: number;
+}
+
+/** Everything a trial does, derived from its seed alone. */
+export interface TrialPlan {
+  readonly seed: number;
+  readonly mode: ChaosMode;
+  readonly entities: number;
+  readonly pageSize: number;
+  /** Records the source serves broken (dead-lettered by full and incremental runs). */
+  readonly invalid: number;
+  /** 429 storm: this fraction of source requests answered 429 with Retry-After 1–2 s. */
+  readonly rate429: number;
+  readonly delivery: DeliveryFaults;
+  readonly crashes: readonly CrashFault[];
+  readonly zombie: ZombieFault | null;
+  readonly kill: KillFault | null;
+  readonly slow: SlowFault | null;
+  /** Incremental: entities modified behind the committed cursor at the afterCommit of these pages. */
+  readonly touches: readonly { readonly afterPage: number; readonly count: number }[];
+  /** Incremental: modifications between the chaos run and the catch-up run. */
+  readonly catchUp: { readonly touch: number; readonly add: number };
+  /** dlq_retry: how many of the broken records are fixed before retry-failed (all of them, or some). */
+  readonly fixed: number;
+}
+
+/** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
+export function expectedPages(plan: Pick<TrialPlan, 'mode' | 'entities' | 'pageSize' | 'invalid'>): number {
+  if (plan.mode === 'dlq_retry') return Math.floor(plan.invalid / RETRY_PAGE_SIZE) + 1;
+  return Math.ceil(plan.entities / plan.pageSize);
+}
+
+/**
+ * Derives a trial from its seed. At most two faults that stall the run (crashes, zombie, kill)
+ * are planned: each costs one reaper restart, and a run may be restarted three times before it
+ * ends `restart_limit`, which leaves one restart of margin.
+ */
+export function planTrial(seed: number): TrialPlan {
+  const rng = new Rng(seed);
+  const mode = rng.pick(CHAOS_MODES);
+  // Few entities: moto serves ~50–100 requests/s, and a page of n items costs ~n + 10 requests.
+  const entities = mode === 'dlq_retry' ? rng.int(60, 150) : rng.int(100, 250);
+  const pageSize = rng.pick([30, 40, 50, 60, 75]);
+  const invalid = mode === 'dlq_retry' ? rng.int(10, 45) : rng.int(0, 8);
+  const base = { mode, entities, pageSize, invalid };
+  const pages = expectedPages(base);
+  const rate429 = rng.chance(0.35) ? rng.pick([0.1, 0.2, 0.3]) : 0;
+  const delivery: DeliveryFaults = {
+    duplicateRate: 0.1,
+    resendRate: rng.chance(0.5) ? 0.1 : 0,
+    delayRate: rng.chance(0.4) ? 0.15 : 0,
+    maxDelays: 2,
+  };
+
+  const stalls = rng.pick([0, 1, 1, 2, 2, 2]);
+  const kinds = rng.sample(['crash', 'crash', 'zombie', 'kill'] as const, stalls);
+  const crashes: CrashFault[] = kinds
+    .filter((k) => k === 'crash')
+    .map(() => ({ point: rng.pick(STEP_POINTS), page: rng.int(1, pages) }));
+  const zombie: ZombieFault | null = kinds.includes('zombie')
+    ? {
+        page: rng.int(1, pages),
+        pauseAt: mode === 'dlq_retry' ? 'afterLoad' : rng.pick(['beforeLoad', 'afterLoad'] as const),
+        release: rng.pick(['afterFence', 'afterProgress', 'afterEnd'] as const),
+      }
+    : null;
+  const kill: KillFault | null = kinds.includes('kill')
+    ? { afterPages: rng.int(0, Math.max(0, pages - 1)), delayMs: rng.int(0, 200) }
+    : null;
+
+  const slow: SlowFault | null = rng.chance(0.5)
+    ? {
+        point: rng.pick(['beforeFetch', 'afterLoad'] as const),
+        page: rng.int(1, pages),
+        ms: rng.int(1_000, 2_500),
+      }
+    : null;
+  const touches =
+    mode === 'incremental' && pages > 1
+      ? Array.from({ length: rng.int(1, 2) }, () => ({
+          afterPage: rng.int(1, pages - 1),
+          count: rng.int(1, 5),
+        }))
+      : [];
+  const catchUp =
+    mode === 'incremental' ? { touch: rng.int(0, 3), add: rng.int(0, 3) } : { touch: 0, add: 0 };
+  const fixed = mode === 'dlq_retry' ? (rng.chance(0.4) ? invalid : rng.int(0, invalid)) : 0;
+  return { seed, ...base, rate429, delivery, crashes, zombie, kill, slow, touches, catchUp, fixed };
+}

@@ -1,0 +1,55 @@
+import { hash32, mulberry32 } from '../../lib/local/fake-source/prng.js';
+
+/**
+ * A small seeded PRNG for trial plans (mulberry32 underneath). A trial's plan is a pure function
+ * of its seed, so `CHAOS_SEED=<seed>` replays the same plan; the interleaving of workers is real
+ * concurrency and is not replayed.
+ */
+export class Rng {
+  private readonly next: () => number;
+
+  constructor(readonly seed: number) {
+    this.next = mulberry32(hash32(seed, 'chaos-plan'));
+  }
+
+  /** A number in [0, 1). */
+  float(): number {
+    return this.next();
+  }
+
+  /** An integer in [min, max], both inclusive. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  /** True with probability `p`. */
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(0, items.length - 1)]!;
+  }
+
+  /** `count` distinct items, in random order. */
+  sample<T>(items: readonly T[], count: number): T[] {
+    const pool = [...items];
+    const chosen: T[] = [];
+    while (chosen.length < count && pool.length > 0)
+      chosen.push(pool.splice(this.int(0, pool.length - 1), 1)[0]!);
+    return chosen;
+  }
+}
+
+/** The seeds of this invocation: `CHAOS_SEED` alone, or `CHAOS_TRIALS` (default 30) fresh ones. */
+export function trialSeeds(env: NodeJS.ProcessEnv = process.env): number[] {
+  if (env.CHAOS_SEED !== undefined && env.CHAOS_SEED !== '') {
+    const seed = Number(env.CHAOS_SEED);
+    if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`CHAOS_SEED must be a non-negative integer`);
+    return [seed];
+  }
+  const trials = Number(env.CHAOS_TRIALS ?? 30);
+  if (!Number.isSafeInteger(trials) || trials < 1) throw new Error('CHAOS_TRIALS must be a positive integer');
+  const base = Math.floor(Math.random() * 0x7fff_ffff);
+  return Array.from({ length: trials }, (_, i) => hash32(base, 'trial', i) >>> 1);
+}

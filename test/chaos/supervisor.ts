@@ -1,0 +1,197 @@
+import { RELIABILITY } from '../../lib/config/constants.js';
+import type { FakeSource } from '../../lib/local/fake-source/index.js';
+import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
+import type { ChaosEnv } from './chaos-env.js';
+import type { StepContext } from './hooks.js';
+import { InFlightLedger, type InFlightSample } from './in-flight.js';
+import type { KillFault, ZombieFault } from './plan.js';
+import { type ZombieRecord, ZombieWatch } from './zombie.js';
+
+const SAMPLE_MS = 250;
+/** Consecutive samples with nothing in flight that anyone alive holds: the run is stalled. */
+const FAST_SAMPLES = 3;
+/**
+ * After a SIGKILL the ledger cannot tell whether the killed process took a message with it, so a
+ * run is also stalled when nothing moved for this long: a live worker fetches (Retry-After ≤ 2 s),
+ * loads and commits within it.
+ */
+const QUIET_MS = 3_000;
+const RUN_DEADLINE_MS = 60_000;
+const SILENCE_MS = RELIABILITY.silenceThresholdMs + 1_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One reaper action on the watched run. */
+export interface Reap {
+  readonly verdict: string;
+  readonly action: string;
+}
+
+/** What happened to one run while it was watched. */
+export interface RunRecord {
+  readonly run: SyncRun;
+  readonly reaps: readonly Reap[];
+  readonly killed: boolean;
+  readonly zombie: ZombieRecord | null;
+  /** dlq_retry: the refs of the entries still open right after the last fence. */
+  readonly openAtLastFence: ReadonlySet<string> | null;
+  readonly timedOut: boolean;
+}
+
+interface Sample extends InFlightSample {
+  readonly run: SyncRun;
+  readonly signature: string;
+}
+
+/**
+ * Watches one run to its end under faults and plays the operator's part: it SIGKILLs the worker
+ * process when planned, keeps the zombie, and ticks the reaper — after moving the clock past the
+ * 90 s silence — exactly when the run is stalled (nothing alive works on it), so every restart is
+ * one a production reaper would also have made.
+ */
+export class Supervisor {
+  readonly ledger: InFlightLedger;
+  private readonly zombie: ZombieWatch | null;
+  private killed = false;
+  private killArmedAt: number | null = null;
+
+  constructor(
+    private readonly env: ChaosEnv,
+    private readonly fake: FakeSource,
+    private readonly faults: { kill: KillFault | null; zombie: ZombieFault | null },
+    private readonly log: (line: string) => void,
+  ) {
+    const { clients, resources } = env.engine.aws;
+    this.ledger = new InFlightLedger(env.workers, clients.sqs, resources.pageQueueUrl);
+    this.zombie = faults.zombie ? new ZombieWatch(env.deps, faults.zombie, log) : null;
+  }
+
+  /** For the crash hook of the zombie's page. */
+  launchZombie(context: StepContext): void {
+    this.zombie?.launch(context);
+  }
+
+  /** Watches the run until it ends (or the deadline), then lets every straggler settle. */
+  async watch(runId: string, mode: SyncRun['mode']): Promise<RunRecord> {
+    const started = Date.now();
+    const reaps: Reap[] = [];
+    let openAtLastFence: Set<string> | null = null;
+    let fast = 0;
+    let lastSignature = '';
+    let lastChange = Date.now();
+    let lastPosition = '';
+    let timedOut = false;
+    for (;;) {
+      const s = await this.sample(runId);
+      if (isTerminal(s.run.state)) break;
+      if (Date.now() - started > RUN_DEADLINE_MS) {
+        timedOut = true;
+        break;
+      }
+      const position = `epoch ${s.run.epoch} page ${s.run.nextPage}`;
+      if (position !== lastPosition) this.log(`run at ${position} (${s.run.progress.processed} processed)`);
+      lastPosition = position;
+      await this.maybeKill(s);
+      this.zombie?.thawIfDue(s.run, false);
+      if (s.signature !== lastSignature) {
+        lastSignature = s.signature;
+        lastChange = Date.now();
+      }
+      const candidate =
+        isActive(s.run.state) &&
+        !(s.run.deferredUntil !== null && s.run.deferredUntil > Date.now()) &&
+        s.busy === 0 &&
+        s.visible === 0 &&
+        s.delayed === 0 &&
+        !this.zombie?.starting;
+      fast = candidate && s.unexplained <= 0 ? fast + 1 : 0;
+      if (candidate && (fast >= FAST_SAMPLES || Date.now() - lastChange >= QUIET_MS)) {
+        const how = fast >= FAST_SAMPLES ? 'nothing in flight' : `quiet ${QUIET_MS} ms`;
+        const mine = await this.reap(runId);
+        reaps.push(...mine);
+        this.log(`stalled at ${position} (${how}); reaper: ${JSON.stringify(mine)}`);
+        if (mine.length > 0) {
+          this.zombie?.noteFence();
+          if (mode === 'dlq_retry') openAtLastFence = await this.openRefs(s.run.sourceId);
+        }
+        fast = 0;
+        lastChange = Date.now();
+      }
+      await sleep(SAMPLE_MS);
+    }
+    const zombie = (await this.zombie?.settle()) ?? null;
+    await this.quiesce();
+    const run = await this.env.deps.runs.require(runId);
+    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut };
+  }
+
+  /** One reaper pass, 90 s of silence later as far as the reaper can tell. */
+  private async reap(runId: string): Promise<Reap[]> {
+    this.env.clock.advance(SILENCE_MS);
+    const report = await this.env.runtime.reapNow();
+    return report.actions
+      .filter((a) => a.runId === runId)
+      .map(({ verdict, action }) => ({ verdict, action }));
+  }
+
+  private async sample(runId: string): Promise<Sample> {
+    const [run, inFlight] = await Promise.all([this.env.deps.runs.require(runId), this.ledger.sample()]);
+    const { visible, notVisible, delayed, busy } = inFlight;
+    const moved = [run.state, run.epoch, run.nextPage, run.heartbeatAt, run.updatedAt];
+    const signature = JSON.stringify([
+      ...moved,
+      this.fake.stats().sourceRequests,
+      visible,
+      notVisible,
+      delayed,
+      busy,
+    ]);
+    return { ...inFlight, run, signature };
+  }
+
+  /** SIGKILLs the worker process once the run got far enough, preferably while it holds a message. */
+  private async maybeKill(s: Sample): Promise<void> {
+    const kill = this.faults.kill;
+    if (!kill || this.killed || s.run.progress.pages < kill.afterPages) return;
+    this.killArmedAt ??= Date.now();
+    if (s.unexplained < 1 && Date.now() - this.killArmedAt < 2_500) return;
+    await sleep(kill.delayMs);
+    const [pid] = this.env.runtime.workerPids();
+    this.killed = true;
+    if (pid === undefined) {
+      this.log('kill planned, but no worker process was up');
+      return;
+    }
+    process.kill(pid, 'SIGKILL');
+    const held = s.unexplained >= 1 ? 'held' : 'may have held';
+    this.log(`SIGKILL worker process ${pid} (run at page ${s.run.nextPage}; it ${held} a message)`);
+  }
+
+  /**
+   * Waits until no worker holds or will receive a message (duplicates and stale copies drained).
+   * After a SIGKILL the count of dead in-flight messages is unknown, so calm then also means that
+   * nothing moved for a while.
+   */
+  private async quiesce(): Promise<void> {
+    const deadline = Date.now() + 6_000;
+    let calm = 0;
+    let lastMove = Date.now();
+    let last = '';
+    while (calm < 2 && Date.now() < deadline) {
+      const s = await this.ledger.sample();
+      const moved = JSON.stringify([s.visible, s.notVisible, s.delayed, this.fake.stats().sourceRequests]);
+      if (moved !== last) {
+        last = moved;
+        lastMove = Date.now();
+      }
+      const still = s.busy === 0 && this.env.workers.busy === 0 && s.visible === 0 && s.delayed === 0;
+      const settled = s.unexplained <= 0 || (this.killed && Date.now() - lastMove >= 1_500);
+      calm = still && settled ? calm + 1 : 0;
+      await sleep(SAMPLE_MS);
+    }
+  }
+
+  private async openRefs(sourceId: string): Promise<Set<string>> {
+    return new Set((await this.env.deps.deadLetters.listAll(sourceId)).map((e) => e.ref));
+  }
+}
