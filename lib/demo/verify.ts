@@ -32,20 +32,21 @@ export async function verifyAgainstTruth(
   /** The id Harvester stores for a truth entity (`github-issues` stores the issue number). */
   idOf: (entity: GroundTruth['entities'][number]) => string = (entity) => entity.id,
 ): Promise<Check[]> {
-  const items = await stack.deps.items.listAll(sourceId);
   const deadLetters = await stack.deps.deadLetters.listAll(sourceId);
   const invalidTruthIds = new Set(truth.invalidIds);
   const invalid = new Set(truth.entities.filter((e) => invalidTruthIds.has(e.id)).map(idOf));
   const expected = truth.entities.filter((e) => !invalidTruthIds.has(e.id));
-  const expectedIds = new Set(expected.map(idOf));
+  // Every id the source holds is looked up (BatchGetItem): lost = not stored, stale = stored with
+  // another version; and since processed counts every load, processed > stored means duplicates.
+  const items = await stack.deps.items.getVersions(sourceId, truth.entities.map(idOf));
   const stored = new Map(items.map((i) => [i.entityId, i]));
   const lost = expected.filter((e) => !stored.has(idOf(e))).length;
-  const unexpected = items.filter((i) => !expectedIds.has(i.entityId)).length;
+  const unexpected = items.filter((i) => invalid.has(i.entityId)).length;
   const stale = expected.filter((e) => {
     const item = stored.get(idOf(e));
     return item !== undefined && Date.parse(item.version) !== Date.parse(e.updatedAt);
   }).length;
-  const duplicated = run.progress.processed - items.length;
+  const duplicated = run.progress.processed - (items.length - unexpected);
 
   say();
   say('Summary');

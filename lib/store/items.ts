@@ -1,4 +1,11 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
@@ -136,6 +143,42 @@ export class ItemStore {
       new GetCommand({ TableName: this.tableName, Key: { sourceId, entityId }, ConsistentRead: true }),
     );
     return Item as StoredItem | undefined;
+  }
+
+  /**
+   * Id and version of the stored items among `entityIds` (BatchGetItem, 100 keys a request,
+   * unprocessed keys retried, only the key and version projected). Cheaper than a full listing
+   * when the caller knows the ids, as a verifier does.
+   */
+  async getVersions(
+    sourceId: string,
+    entityIds: readonly string[],
+  ): Promise<Pick<StoredItem, 'entityId' | 'version'>[]> {
+    const found: StoredItem[] = [];
+    for (let i = 0; i < entityIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = entityIds
+        .slice(i, i + 100)
+        .map((entityId) => ({ sourceId, entityId }));
+      for (let attempt = 0; keys && keys.length > 0; attempt++) {
+        if (attempt > 0)
+          await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [this.tableName]: {
+                Keys: keys,
+                ConsistentRead: true,
+                ProjectionExpression: 'entityId, #version',
+                ExpressionAttributeNames: { '#version': 'version' },
+              },
+            },
+          }),
+        );
+        found.push(...((result.Responses?.[this.tableName] ?? []) as StoredItem[]));
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return found;
   }
 
   /** Every item of a source (verification, reconciliation). */

@@ -41,7 +41,10 @@ export class Rng {
   }
 }
 
-/** The seeds of this invocation: `CHAOS_SEED` alone, or `CHAOS_TRIALS` (default 30) fresh ones. */
+/**
+ * The seeds of this invocation: `CHAOS_SEED` alone, or `CHAOS_TRIALS` (default 30) derived from
+ * `CHAOS_BASE_SEED` (fixed in CI, so a green build is a reproducible build) or a fresh random base.
+ */
 export function trialSeeds(env: NodeJS.ProcessEnv = process.env): number[] {
   if (env.CHAOS_SEED !== undefined && env.CHAOS_SEED !== '') {
     const seed = Number(env.CHAOS_SEED);
@@ -50,6 +53,11 @@ export function trialSeeds(env: NodeJS.ProcessEnv = process.env): number[] {
   }
   const trials = Number(env.CHAOS_TRIALS ?? 30);
   if (!Number.isSafeInteger(trials) || trials < 1) throw new Error('CHAOS_TRIALS must be a positive integer');
-  const base = Math.floor(Math.random() * 0x7fff_ffff);
+  const base =
+    env.CHAOS_BASE_SEED !== undefined && env.CHAOS_BASE_SEED !== ''
+      ? Number(env.CHAOS_BASE_SEED)
+      : Math.floor(Math.random() * 0x7fff_ffff);
+  if (!Number.isSafeInteger(base) || base < 0)
+    throw new Error('CHAOS_BASE_SEED must be a non-negative integer');
   return Array.from({ length: trials }, (_, i) => hash32(base, 'trial', i) >>> 1);
 }
