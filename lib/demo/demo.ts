@@ -6,10 +6,10 @@ import { type Check, verifyAgainstTruth } from './verify.js';
 /**
  * Entities in the default demo. The issue asks for 20,000; moto answers ~100 requests a second
  * on 2 cores and a page of 100 is ~105 requests, so 20,000 take ~5 minutes on the emulator plus
- * the reaper's 90 s of silence after the kill. 8,000 keeps the whole demo under 4 minutes;
+ * the reaper's 90 s of silence after the kill. 6,000 keeps the whole demo well under 4 minutes;
  * `DEMO_ENTITIES=20000 npm run demo` runs the full size.
  */
-export const DEMO_DEFAULT_ENTITIES = 8_000;
+export const DEMO_DEFAULT_ENTITIES = 6_000;
 
 /** Options of {@link runDemo}; the defaults are the demo the README promises. */
 export interface DemoOptions {
