@@ -1,20 +1,6 @@
 import { type EngineHooks, SimulatedCrashError, type StepPoint } from '../../lib/engine/deps.js';
 
-/** A clock tests can move forward: everything in the engine reads it, so hours can pass instantly. */
-export interface MovableClock {
-  now(): number;
-  advance(ms: number): void;
-}
-
-export function movableClock(): MovableClock {
-  let offset = 0;
-  return {
-    now: () => Date.now() + offset,
-    advance: (ms) => {
-      offset += ms;
-    },
-  };
-}
+export { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 
 /** One planned crash: at this step point, on this page, of this run (any run when omitted). */
 export interface CrashPlan {

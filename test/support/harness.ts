@@ -97,26 +97,6 @@ export async function waitForRun(
   return run;
 }
 
-/** A `rest-json` config for the fake source's cursor-paginated `/records`. */
-export function fakeRestConfig(
-  baseUrl: string,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    url: `${baseUrl}/records`,
-    itemsPath: 'data',
-    idField: 'id',
-    updatedAtField: 'updatedAt',
-    pageSize: 100,
-    sinceParam: 'since',
-    totalPath: 'total',
-    itemUrl: `${baseUrl}/records/{id}`,
-    pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
-    ordered: true,
-    ...overrides,
-  };
-}
-
 /** Registers a source directly in the store (the API's job in production). */
 export async function putSource(
   deps: EngineDeps,
@@ -147,3 +127,5 @@ export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promi
   });
   return run.runId;
 }
+
+export { fakeRestConfig } from '../../lib/local/fake-source/connector-config.js';

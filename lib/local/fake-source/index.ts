@@ -3,6 +3,8 @@
  * API, with deterministic faults, for integration tests, the demo, the chaos suite and the
  * benchmark. Start one with {@link startFakeSource}.
  */
+
+export { fakeRestConfig } from './connector-config.js';
 export {
   type ControlCommand,
   type ControlResult,
