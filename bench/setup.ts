@@ -3,6 +3,7 @@ import { type AwsClients, createAwsClients, destroyAwsClients } from '../lib/aws
 import { loadConfig, resourceNamesFor } from '../lib/config/env.js';
 import { createEngineDeps } from '../lib/engine/create.js';
 import type { Clock, EngineDeps } from '../lib/engine/deps.js';
+import { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
 import { LocalRuntime, type LocalRuntimeOptions } from '../lib/local/runtime.js';
 import { bootstrapResources, type ResolvedResources } from '../lib/resources/bootstrap.js';
 import { stableHash } from '../lib/run/hash.js';
@@ -94,21 +95,8 @@ export async function setUpBench(
   };
 }
 
-/** A `rest-json` config for the fake source's cursor-paginated `/records` (100 per page, ordered). */
-export function fakeRestConfig(baseUrl: string): Record<string, unknown> {
-  return {
-    url: `${baseUrl}/records`,
-    itemsPath: 'data',
-    idField: 'id',
-    updatedAtField: 'updatedAt',
-    pageSize: 100,
-    sinceParam: 'since',
-    totalPath: 'total',
-    itemUrl: `${baseUrl}/records/{id}`,
-    pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
-    ordered: true,
-  };
-}
+export { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
+export { type MovableClock, movableClock } from '../lib/local/movable-clock.js';
 
 /** Registers a rest-json source directly in the store (the admin API's job in production). */
 export async function putSource(deps: EngineDeps, sourceId: string, baseUrl: string): Promise<void> {
@@ -134,21 +122,6 @@ export async function waitForRun(
     if (Date.now() > deadline) throw new Error(`run ${runId} timed out: ${JSON.stringify(run)}`);
     await sleep(options.everyMs ?? 250);
   }
-}
-
-/** A clock the kill phase moves forward, so the reaper sees 90 s of silence at once. */
-export interface MovableClock extends Clock {
-  advance(ms: number): void;
-}
-
-export function movableClock(): MovableClock {
-  let offset = 0;
-  return {
-    now: () => Date.now() + offset,
-    advance: (ms) => {
-      offset += ms;
-    },
-  };
 }
 
 export function sleep(ms: number): Promise<void> {
