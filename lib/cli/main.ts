@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerFakeSourceCommand } from './commands/fake-source.js';
 import { registerLocalCommand } from './commands/local.js';
@@ -35,6 +36,7 @@ export function buildProgram(io: Io = PROCESS_IO): Command {
   registerDlqCommands(program, io);
   registerLocalCommand(program, io);
   registerFakeSourceCommand(program, io);
+  registerDemoCommand(program, io);
   return program;
 }
 

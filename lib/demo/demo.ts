@@ -47,7 +47,7 @@ async function api<T>(stack: LocalStack, method: string, path: string, body?: un
 }
 
 /**
- * The main job, end to end on the emulator (issue "Proof" §1): a 20,000-entity GitHub-shaped
+ * The main job, end to end on the emulator (issue "Proof" §1): a GitHub-shaped
  * source with a realistic fault profile, an incremental run through worker processes with a
  * live progress bar, one worker SIGKILLed mid-run and the reaper's resume, a summary verified
  * against the source's ground truth, then the source "fixed" and a retry-failed run that takes

@@ -13,7 +13,7 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
     .option('--profile <name>', 'fault profile: none, realistic, flaky, storm, unauthorized', 'none')
     .option('--seed <n>', 'seed of text, broken records and faults', positiveInt('--seed'), 1)
     .action(async (opts: { port: number; entities: number; profile: string; seed: number }) => {
-      const { isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } = await import(
+      const { fakeRestConfig, isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } = await import(
         '../../local/fake-source/index.js'
       );
       if (!isProfileName(opts.profile)) {
@@ -27,17 +27,7 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
         seed: opts.seed,
         profile: opts.profile,
       });
-      const config = {
-        url: `${source.url}/records`,
-        itemsPath: 'data',
-        idField: 'id',
-        updatedAtField: 'updatedAt',
-        totalPath: 'total',
-        sinceParam: 'since',
-        itemUrl: `${source.url}/records/{id}`,
-        ordered: true,
-        pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
-      };
+      const config = fakeRestConfig(source.url);
       printLines(io, [
         `fake source ready at ${source.url} (${opts.entities} entities, seed ${opts.seed})`,
         `fault profile ${opts.profile}: ${JSON.stringify(resolveProfile(opts.profile))}`,
