@@ -1,13 +1,12 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
+import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/create.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { setUpTestApi } from '../support/api.js';
+import type { TestAws } from '../support/aws.js';
 
 /**
  * Bad input through the real handler: every refusal has the right status, a problem+json body
@@ -64,14 +63,7 @@ async function storedState(): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  aws = await setUpTestAws('api-problems');
-  const config = loadConfig({
-    HARVESTER_PREFIX: aws.prefix,
-    AWS_ENDPOINT_URL: aws.endpoint,
-    LOG_LEVEL: 'SILENT',
-  });
-  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
-  deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
+  ({ aws, deps } = await setUpTestApi('api-problems'));
   const put = await send({
     method: 'PUT',
     url: `/sources/${SOURCE}`,

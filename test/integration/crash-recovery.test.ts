@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import type { EngineDeps } from '../../lib/engine/deps.js';
+import type { EngineDeps, StepPoint } from '../../lib/engine/deps.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
@@ -44,6 +44,20 @@ async function newSource(): Promise<{ sourceId: string; fake: FakeSource }> {
   return { sourceId, fake };
 }
 
+/** Starts a run with a crash planned at `point` of `page`, and returns once the crash happened. */
+async function startAndCrash(
+  sourceId: string,
+  mode: RunMode,
+  point: StepPoint,
+  page: number,
+): Promise<SyncRun> {
+  hooks.arm({ point, page });
+  const crashed = hooks.nextCrash();
+  const started = await startRun(engine.deps, { sourceId, mode });
+  await crashed;
+  return started;
+}
+
 /** Moves time past the silence threshold and runs one reaper pass. */
 async function silenceThenReap() {
   clock.advance(SILENCE);
@@ -70,11 +84,8 @@ describe('a crash at each step boundary', () => {
     'at %s: an incremental ordered run resumes from its checkpoint and re-fetches at most %i page',
     async (point, refetches) => {
       const { sourceId, fake } = await newSource();
-      hooks.arm({ point, page: 4 });
-      const crashed = hooks.nextCrash();
 
-      const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-      await crashed;
+      const started = await startAndCrash(sourceId, 'incremental', point, 4);
       const report = await silenceThenReap();
       const run = await waitForRun(engine.deps, started.runId);
 
@@ -91,11 +102,8 @@ describe('a crash at each step boundary', () => {
     'at %s: a full run restarts from scratch and ends complete',
     async (point) => {
       const { sourceId, fake } = await newSource();
-      hooks.arm({ point, page: 4 });
-      const crashed = hooks.nextCrash();
 
-      const started = await startRun(engine.deps, { sourceId, mode: 'full' });
-      await crashed;
+      const started = await startAndCrash(sourceId, 'full', point, 4);
       await silenceThenReap();
       const run = await waitForRun(engine.deps, started.runId);
 
@@ -109,10 +117,7 @@ describe('a crash at each step boundary', () => {
 describe('a zombie worker', () => {
   it('paused past the silence threshold cannot heartbeat, commit, enqueue or finish after the reaper fenced it', async () => {
     const { sourceId, fake } = await newSource();
-    hooks.arm({ point: 'beforeFetch', page: 3 });
-    const lost = hooks.nextCrash();
-    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-    await lost;
+    const started = await startAndCrash(sourceId, 'incremental', 'beforeFetch', 3);
     const stalled = await engine.deps.runs.require(started.runId);
 
     // The zombie takes page 3 and freezes (no heartbeats, like a stopped process) after loading it.
@@ -167,10 +172,7 @@ describe('a zombie worker', () => {
 describe('the freshness budget', () => {
   it('restarts a run from scratch when more than 6 h passed since its checkpoint', async () => {
     const { sourceId, fake } = await newSource();
-    hooks.arm({ point: 'afterCommit', page: 3 });
-    const crashed = hooks.nextCrash();
-    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-    await crashed;
+    const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 3);
 
     clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
     const report = await runtime.reapNow();
@@ -187,10 +189,7 @@ describe('the freshness budget', () => {
 
   it('restarts from scratch when a deferred page wakes past the budget', async () => {
     const { sourceId, fake } = await newSource();
-    hooks.arm({ point: 'afterCommit', page: 2 });
-    const crashed = hooks.nextCrash();
-    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-    await crashed;
+    const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 2);
     const stalled = await engine.deps.runs.require(started.runId);
 
     clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
@@ -214,10 +213,7 @@ describe('the freshness budget', () => {
 describe('a source reconfigured while its run is down', () => {
   it('makes the reaper restart the run from scratch with params_changed', async () => {
     const { sourceId, fake } = await newSource();
-    hooks.arm({ point: 'afterCommit', page: 3 });
-    const crashed = hooks.nextCrash();
-    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
-    await crashed;
+    const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 3);
 
     await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 50 }));
     const report = await silenceThenReap();

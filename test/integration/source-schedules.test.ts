@@ -1,29 +1,22 @@
 import { GetScheduleCommand, ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
+import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/create.js';
+import { LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/create.js';
 import { LOCAL_START_RUN_ARN } from '../../lib/local/runtime.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { type ScheduledStartOutcome, startScheduledRun } from '../../lib/queue/source-schedules.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { setUpTestApi } from '../support/api.js';
+import type { TestAws } from '../support/aws.js';
 
 let aws: TestAws;
 let deps: ApiDeps;
 
 beforeAll(async () => {
-  aws = await setUpTestAws('schedules');
-  const config = loadConfig({
-    HARVESTER_PREFIX: aws.prefix,
-    AWS_ENDPOINT_URL: aws.endpoint,
-    LOG_LEVEL: 'SILENT',
-  });
-  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
-  deps = createApiDeps(engine, { config, scheduler: aws.clients.scheduler });
+  ({ aws, deps } = await setUpTestApi('schedules'));
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
