@@ -119,7 +119,7 @@ async function continuationChecks(
   }
   if (message.page > 1 && message.cursor === null) {
     // Resumed after the last page was committed but before the run was ended: finish it now.
-    await finishSucceeded(deps, run);
+    await finishSucceeded(deps, run, run.checkpoint?.watermark ?? null);
     return { outcome: 'committed', next: 'finished' };
   }
   if (message.page > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
@@ -188,11 +188,17 @@ export async function runConnector(
 }
 
 /** Ends a run whose stream is complete: incremental runs commit their watermark with the success. */
-export async function finishSucceeded(deps: EngineDeps, run: SyncRun): Promise<void> {
-  const latest = await deps.runs.require(run.runId);
-  if (run.mode === 'reconciliation') await reconcile(deps, latest);
-  const watermark = run.mode === 'incremental' ? (latest.checkpoint?.watermark ?? null) : null;
-  await endRun(deps, latest, { epoch: run.epoch, state: 'succeeded', watermark });
+export async function finishSucceeded(
+  deps: EngineDeps,
+  run: SyncRun,
+  watermark: string | null,
+): Promise<void> {
+  if (run.mode === 'reconciliation') await reconcile(deps, run);
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'succeeded',
+    watermark: run.mode === 'incremental' ? watermark : null,
+  });
 }
 
 /**

@@ -262,7 +262,8 @@ export async function commitAndContinue(
   await onCommitted?.();
   await context.checkpointHook('afterCommit');
   if (page.cursor === null) {
-    await finishSucceeded(deps, run);
+    // The watermark just committed with the last page: no need to read the run back.
+    await finishSucceeded(deps, run, page.watermark);
     return { outcome: 'committed', next: 'finished' };
   }
   if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
