@@ -9,6 +9,7 @@ import {
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from './errors.js';
+import { jsonLimitViolations } from './json-limits.js';
 
 /**
  * Reading a request: the body's size, type and JSON, and validation of every part against its
@@ -34,7 +35,9 @@ export function isJsonContentType(contentType: string): boolean {
 
 /**
  * The request body as JSON, or undefined when there is none. Checks size first (413), then the
- * declared type (415), then the syntax (400), so the cheapest refusal comes first.
+ * declared type (415), then the syntax (400), then the limits every body is held to (400:
+ * valid Unicode, string and key lengths, nesting, no `__proto__`), so the cheapest refusal
+ * comes first.
  */
 export function readJsonBody(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
@@ -44,11 +47,15 @@ export function readJsonBody(
   if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
   const contentType = header(event, 'content-type');
   if (!contentType || !isJsonContentType(contentType)) throw new UnsupportedMediaTypeError(contentType);
+  let json: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw new MalformedJsonError(`the request body is not valid JSON: ${(error as Error).message}`);
   }
+  const violations = jsonLimitViolations(json);
+  if (violations.length > 0) throw new RequestValidationError('body', violations);
+  return json;
 }
 
 /**
