@@ -2,7 +2,7 @@ import { parseConnectorConfig } from '../../connectors/registry.js';
 import { stableHash } from '../../run/hash.js';
 import { SourceNotFoundError } from '../../store/errors.js';
 import { RawSecretError } from '../errors.js';
-import { withCursor } from '../request.js';
+import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   ListSourcesQuerySchema,
@@ -82,10 +82,10 @@ export const sourceRoutes: Route[] = [
     responses: { 200: { description: 'A page of sources', schema: SourcePageSchema } },
     problems: [],
     async handle({ query, deps }) {
-      const page = await withCursor(query.cursor, () =>
-        deps.sources.list({ limit: query.limit, ...(query.cursor ? { cursor: query.cursor } : {}) }),
+      const page = await listPage(deps.cursors, 'sources', query.cursor, (cursor) =>
+        deps.sources.list({ limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
-      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.cursor ?? null } };
+      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.nextCursor } };
     },
   }),
   defineRoute({

@@ -11,8 +11,11 @@ export const SourcePathSchema = z.strictObject({ sourceId: SourceIdSchema });
 /** A source's recurring schedules, replaced as a whole. */
 export const SchedulesSchema = z
   .array(SourceScheduleSchema)
-  .max(MAX_SCHEDULES_PER_SOURCE)
+  // Counted here rather than with .max(): zod runs a length check on a string too, and
+  // `schedules: "rate(1 hour)"` then also read "expected string to have <=10 characters".
   .superRefine((schedules, ctx) => {
+    if (schedules.length > MAX_SCHEDULES_PER_SOURCE)
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_SCHEDULES_PER_SOURCE} schedules per source` });
     const seen = new Set<string>();
     for (const [index, s] of schedules.entries()) {
       const key = `${s.expression}|${s.mode}`;
