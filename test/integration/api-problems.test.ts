@@ -35,6 +35,9 @@ interface Req {
   contentType?: string;
 }
 
+/** Every status the live handler answered in this file, to hold the OpenAPI document to. */
+const observed: { method: string; url: string; status: number }[] = [];
+
 async function send(req: Req) {
   const event = apiGatewayEvent({
     method: req.method,
@@ -43,6 +46,7 @@ async function send(req: Req) {
     headers: { 'content-type': req.contentType ?? 'application/json' },
   });
   const res = await handleApiRequest(event, deps);
+  observed.push({ method: req.method, url: req.url, status: res.statusCode ?? 0 });
   return {
     status: res.statusCode,
     headers: res.headers ?? {},
@@ -553,3 +557,32 @@ describe('bad input', () => {
     expect((await deps.runs.require(run.runId)).state).toBe('succeeded');
   });
 });
+
+describe('the OpenAPI document', () => {
+  // Runs last: every status the handler answered above must be documented on its operation.
+  it('documents every status the live handler answered in this file, and names servers', async () => {
+    const doc = (await send({ method: 'GET', url: '/openapi.json' })).json;
+    expect(doc.servers.length).toBeGreaterThan(0);
+    expect(doc.servers[0].url).toMatch(/^https:\/\/.*execute-api/);
+    const missing: string[] = [];
+    const statuses = new Set<number>();
+    for (const { method, url, status } of observed) {
+      statuses.add(status);
+      const path = new URL(url, 'http://x').pathname;
+      const operations = API_ROUTES.filter((r) => matchesPath(r, path));
+      if (operations.length === 0) continue; // 404 for a path no route has
+      const own = operations.filter((r) => r.method === method.toUpperCase());
+      for (const route of own.length > 0 ? own : operations) {
+        const responses = doc.paths[route.path][route.method.toLowerCase()].responses;
+        if (!(String(status) in responses)) missing.push(`${route.method} ${route.path} ${status}`);
+      }
+    }
+    expect([...statuses].sort()).toEqual(expect.arrayContaining([200, 201, 400, 404, 405, 409, 413, 415]));
+    expect([...new Set(missing)]).toEqual([]);
+  });
+});
+
+function matchesPath(route: Route, path: string): boolean {
+  const pattern = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
+  return new RegExp(`^${pattern}$`).test(path);
+}
