@@ -63,6 +63,12 @@ export const restJsonConfigSchema = z.strictObject({
    * declare it when the API guarantees it, since an incremental run then resumes from its checkpoint.
    */
   ordered: z.boolean().default(false),
+  /**
+   * A redirect to another origin: `refuse` (the default when absent: the page fails as a permanent
+   * error) or `follow-without-credentials` (followed with `Accept` and `User-Agent` only, never the
+   * auth header). Same-origin redirects are always followed with credentials.
+   */
+  crossOriginRedirects: z.enum(['refuse', 'follow-without-credentials']).optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
 });

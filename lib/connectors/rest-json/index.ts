@@ -53,6 +53,7 @@ async function fetchPage(
   const response = await fetchJson(ctx.fetch, url, {
     headers: await requestHeaders(config, ctx),
     signal: ctx.signal,
+    crossOriginRedirects: config.crossOriginRedirects ?? 'refuse',
   });
   const items = getPath(response.body, config.itemsPath);
   if (!Array.isArray(items)) {
@@ -78,6 +79,7 @@ async function fetchItem(config: RestJsonConfig, id: string, ctx: ConnectorConte
   const response = await fetchJson(ctx.fetch, url.href, {
     headers: await requestHeaders(config, ctx),
     signal: ctx.signal,
+    crossOriginRedirects: config.crossOriginRedirects ?? 'refuse',
   });
   const item = getPath(response.body, config.itemPath);
   if (item === undefined) {
