@@ -1,9 +1,11 @@
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { createAwsClients } from '../aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
+import { systemLookup } from '../connectors/url-policy.js';
 import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
+import type { SourceGuard } from './source-guard.js';
 
 /**
  * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the
@@ -11,6 +13,8 @@ import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.
  */
 export interface ApiDeps extends EngineDeps {
   readonly schedules: SourceSchedules;
+  /** Where sources may point and which secrets they may use; absent means the strict AWS posture. */
+  readonly sourceGuard?: SourceGuard;
 }
 
 /**
@@ -25,6 +29,7 @@ export function createApiDeps(
   const { config, scheduler } = options;
   return {
     ...engine,
+    sourceGuard: { policy: config.sourcePolicy, lookup: systemLookup },
     schedules: new SourceSchedules(scheduler, {
       groupName: config.names.scheduleGroup,
       targetArn: config.startRunTargetArn ?? LOCAL_START_RUN_ARN,

@@ -31,6 +31,14 @@ export function resourceNamesFor(prefix: string): ResourceNames {
 }
 
 const name = z.string().min(1).max(255);
+const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+/** A comma-separated list; blanks dropped. */
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0),
+);
 
 /**
  * The environment, read once. Explicit resource variables (set by the stack) win over names
@@ -59,7 +67,23 @@ export const EnvSchema = z.object({
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  /** Source URLs may reach loopback addresses. Default: true on an emulator (local), false on AWS. */
+  SOURCE_ALLOW_LOOPBACK: flag.optional(),
+  /** Source URLs may reach private network ranges. Default: true on an emulator, false on AWS. */
+  SOURCE_ALLOW_PRIVATE: flag.optional(),
+  /** Comma-separated hosts (`api.example.com`, `*.example.com`) sources may use; unset: any public host. */
+  SOURCE_ALLOWED_HOSTS: list.optional(),
+  /** Comma-separated secret references every source may use besides its own `harvester/<sourceId>/` ones. */
+  SHARED_SECRET_REFS: list.optional(),
 });
+
+/** Where source URLs may point and which secrets sources may use (see lib/connectors/url-policy.ts). */
+export interface SourcePolicyConfig {
+  readonly allowLoopback: boolean;
+  readonly allowPrivate: boolean;
+  readonly allowedHosts: readonly string[];
+  readonly sharedSecrets: readonly string[];
+}
 
 /** Configuration read from the environment, after validation. */
 export interface HarvesterConfig {
@@ -75,6 +99,7 @@ export interface HarvesterConfig {
   readonly startRunTargetArn: string | undefined;
   readonly maxPagesPerRun: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  readonly sourcePolicy: SourcePolicyConfig;
 }
 
 /** Raised at cold start when the environment is unusable; the message lists each bad variable. */
@@ -115,5 +140,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
     logLevel: e.LOG_LEVEL,
+    sourcePolicy: {
+      // Off AWS (an emulator endpoint) the sources are local fakes on loopback; on AWS, public hosts only.
+      allowLoopback: e.SOURCE_ALLOW_LOOPBACK ?? e.AWS_ENDPOINT_URL !== undefined,
+      allowPrivate: e.SOURCE_ALLOW_PRIVATE ?? e.AWS_ENDPOINT_URL !== undefined,
+      allowedHosts: e.SOURCE_ALLOWED_HOSTS ?? [],
+      sharedSecrets: e.SHARED_SECRET_REFS ?? [],
+    },
   };
 }

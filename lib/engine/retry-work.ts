@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import type { Entity } from '../connectors/contract.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import { METRIC } from '../observability/metrics.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
@@ -103,7 +104,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
   const outcome = await retryOwned(context, () =>
     connector.fetchItem(config, entry.ref, {
       fetch: deps.fetch,
-      secrets: deps.secrets,
+      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
       since: null,
       signal: heartbeat.signal,
     }),
