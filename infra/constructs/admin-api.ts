@@ -66,12 +66,14 @@ export class AdminApi extends Construct {
       removalPolicy: props.removalPolicy,
     });
     const role = this.handler.role;
-    for (const key of ['syncRuns', 'sources', 'deadLetters', 'items'] as const) {
-      tables.grantData(role, key, 'readWrite');
-    }
+    // Least privilege as used: runs are started and cancelled, sources written, dead letters only
+    // listed (workers record and resolve them), items never touched.
+    tables.grantData(role, 'syncRuns', 'readWrite');
+    tables.grantData(role, 'sources', 'readWrite');
+    tables.grantData(role, 'deadLetters', 'read');
     messaging.pageQueue.grantSendMessages(role);
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
-    // cancelling a deferred run removes its one-time schedule.
+    // cancelling a run lists and deletes its pending deferral schedules.
     scheduling.grantSchedules(this.handler, ['Create', 'Update', 'Delete', 'Get']);
     scheduling.grantListSchedules(this.handler);
 
