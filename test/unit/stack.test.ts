@@ -446,7 +446,9 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       for (const st of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
         const resources = Array.isArray(st.Resource) ? st.Resource : [st.Resource];
         for (const resource of resources) {
-          const set = (grants[label(resource)] ??= new Set());
+          const key = label(resource);
+          grants[key] ??= new Set();
+          const set = grants[key];
           for (const action of Array.isArray(st.Action) ? st.Action : [st.Action]) set.add(action);
         }
       }
