@@ -5,9 +5,8 @@ import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { DuplicatePageError } from '../store/errors.js';
-import { endRun, failOverBudget } from './finish.js';
-import type { StepContext, StepResult } from './page-step.js';
-import { finishSucceeded } from './page-step.js';
+import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import type { StepContext, StepResult } from './step.js';
 
 /** The later of two ISO versions (string order is time order for one fixed ISO format). */
 export function laterVersion(a: string | null, b: string | null): string | null {
