@@ -92,6 +92,14 @@ export class Observability extends Construct {
       threshold: 1,
       evaluationPeriods: 1,
     });
+    this.alarm('QueueBacklog', {
+      alarmDescription:
+        "A run's next page has waited over 10 minutes for a worker (reaper metric OldestWaitSeconds): the page queue is backlogged. Runs wait, they are not restarted.",
+      metric: emf(METRIC.oldestWaitSeconds, cw.Stats.MAXIMUM, minute),
+      threshold: 600,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+    });
     this.alarm('DrainErrors', {
       alarmDescription:
         'The DLQ drain is failing: poison pages stay in the DLQ and their runs are not settled.',

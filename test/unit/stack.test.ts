@@ -300,6 +300,15 @@ describe('alarms', () => {
     });
   });
 
+  it('watches the queue backlog through the reaper’s OldestWaitSeconds metric', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Harvester',
+      MetricName: 'OldestWaitSeconds',
+      Statistic: 'Maximum',
+      Threshold: 600,
+    });
+  });
+
   it('sends every alarm to the notification topic', () => {
     expect(alarms().length).toBeGreaterThanOrEqual(5);
     for (const alarm of alarms()) {
