@@ -1,5 +1,6 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage } from '../connectors/contract.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
@@ -74,7 +75,7 @@ export async function fetchWithRetry(
   return retryOwned(context, () =>
     connector.fetchPage(config, cursor, {
       fetch: deps.fetch,
-      secrets: deps.secrets,
+      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
       since: params.since,
       signal: heartbeat.signal,
     }),

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import { deferPage } from './deferral.js';
@@ -98,7 +99,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
   const outcome = await retryOwned(context, () =>
     connector.fetchItem(config, entry.ref, {
       fetch: deps.fetch,
-      secrets: deps.secrets,
+      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
       since: null,
       signal: heartbeat.signal,
     }),
