@@ -59,6 +59,11 @@ export const EnvSchema = z.object({
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  /**
+   * Seconds an incremental run asks before the watermark: covers sources whose writes become
+   * visible out of timestamp order. Re-read entities are harmless (version-guarded loads).
+   */
+  WATERMARK_LOOKBACK_SECONDS: z.coerce.number().int().min(0).max(86_400).default(5),
 });
 
 /** Configuration read from the environment, after validation. */
@@ -74,6 +79,7 @@ export interface HarvesterConfig {
   readonly schedulerRoleArn: string | undefined;
   readonly startRunTargetArn: string | undefined;
   readonly maxPagesPerRun: number;
+  readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -114,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     schedulerRoleArn: e.SCHEDULER_ROLE_ARN,
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
+    watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,
   };
 }

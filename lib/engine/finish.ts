@@ -1,5 +1,6 @@
 import { METRIC } from '../observability/metrics.js';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
+import type { SourceWatermark } from '../store/sources.js';
 import type { EngineDeps } from './deps.js';
 
 /** How the engine ends a run. */
@@ -8,8 +9,8 @@ export interface Ending {
   readonly state: 'succeeded' | 'failed';
   readonly failure?: RunFailure;
   readonly resume?: ResumeRecord;
-  /** New incremental watermark; committed to the source only on success. */
-  readonly watermark?: string | null;
+  /** New source watermark with its stream; committed only on success. */
+  readonly watermark?: SourceWatermark | null;
 }
 
 /**

@@ -20,6 +20,7 @@ import { fetchAndLoad } from './page-work.js';
 import { rearm } from './restart.js';
 import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
+import { finalWatermark } from './watermark.js';
 
 /** What became of one page message. */
 export type StepResult =
@@ -187,7 +188,7 @@ export async function runConnector(
   return { connectorName: source.connector, rawConfig: source.config };
 }
 
-/** Ends a run whose stream is complete: incremental runs commit their watermark with the success. */
+/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
 export async function finishSucceeded(
   deps: EngineDeps,
   run: SyncRun,
@@ -197,7 +198,7 @@ export async function finishSucceeded(
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'succeeded',
-    watermark: run.mode === 'incremental' ? watermark : null,
+    watermark: finalWatermark(deps, run, watermark),
   });
 }
 
