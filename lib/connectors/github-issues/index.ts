@@ -102,7 +102,8 @@ async function fetchPage(
   }
   const listed: unknown[] = response.body;
   const links = parseLinkHeader(response.headers.link, response.url);
-  const sourceNext = links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
+  const sourceNext =
+    links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeIssue(raw))),
