@@ -7,6 +7,7 @@ import {
   type KeysetPosition,
   type ListedKey,
 } from '../../lib/connectors/keyset.js';
+import { pageWatermark } from '../../lib/engine/watermark.js';
 import { ClassifiedError } from '../../lib/retry/errors.js';
 
 const T1 = '2024-01-01T00:00:01.000Z';
@@ -129,16 +130,15 @@ describe('a keyset listing of a live source', () => {
             if (requests > 10_000) throw new Error('the listing did not end');
             const page = source.page(position.at, position.follow ?? null, size);
             const step = advance(position, page.keys, page.next);
-            page.keys.forEach((k, i) => {
-              if (!step.deliver[i] || !k.ok) return;
+            for (const [i, k] of page.keys.entries()) {
+              if (!step.deliver[i] || !k.ok) continue;
               delivered.set(k.id, (delivered.get(k.id) ?? new Set()).add(k.at));
               if (latest === null || k.at > latest) latest = k.at;
-            });
+            }
             ceiling = step.ceiling;
             position = step.next;
           }
-          const watermark: string | null =
-            ceiling !== null && latest !== null && ceiling < latest ? ceiling : latest;
+          const watermark = pageWatermark(null, latest === null ? [] : [latest], ceiling);
           for (const [id, t] of source.entities) {
             const at = new Date(t * 1000).toISOString();
             const stored = delivered.get(id)?.has(at) ?? false;
