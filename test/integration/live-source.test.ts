@@ -89,4 +89,27 @@ describe('a source edited during a run loses nothing', () => {
     },
     150_000,
   );
+
+  it('a succeeded run’s total is what it processed, not the estimate it ran with', async () => {
+    const { fake, sourceId } = await liveSource('rest-cursor', 200, { touchesPerPage: 0, addsPerPage: 2 });
+    const github = await liveSource('github', 90, { touchesPerPage: 0 });
+    await putSource(engine.deps, github.sourceId, 'github-issues', {
+      owner: 'octo',
+      repo: 'live',
+      baseUrl: github.fake.url,
+      perPage: 20,
+      includePullRequests: false,
+    });
+
+    const growing = await runToEnd(sourceId, 'full');
+    const filtered = await runToEnd(github.sourceId, 'full');
+
+    // The listing grew while it was read: its first `total` (200) was an estimate.
+    expect(growing.progress.processed).toBeGreaterThan(200);
+    expect(growing.progress.total).toBe(growing.progress.processed);
+    expect(fake.truth().entities.length).toBeGreaterThanOrEqual(growing.progress.processed);
+    // Pull requests filtered out: no estimate while running, the exact count at the end.
+    expect(filtered.progress.processed).toBe(81);
+    expect(filtered.progress.total).toBe(81);
+  }, 60_000);
 });
