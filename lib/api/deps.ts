@@ -1,9 +1,11 @@
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createAwsClients } from '../aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
 import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
+import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
 
 /**
  * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the
@@ -11,6 +13,8 @@ import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.
  */
 export interface ApiDeps extends EngineDeps {
   readonly schedules: SourceSchedules;
+  /** Signs the pagination cursors handed out and checks the ones sent back. */
+  readonly cursors: CursorSigner;
 }
 
 /**
@@ -20,17 +24,43 @@ export interface ApiDeps extends EngineDeps {
  */
 export function createApiDeps(
   engine: EngineDeps,
-  options: { config: HarvesterConfig; scheduler: SchedulerClient },
+  options: { config: HarvesterConfig; scheduler: SchedulerClient; cursorKey?: CursorKeySource },
 ): ApiDeps {
   const { config, scheduler } = options;
   return {
     ...engine,
+    cursors: new CursorSigner(options.cursorKey ?? cursorKeyFromConfig(config)),
     schedules: new SourceSchedules(scheduler, {
       groupName: config.names.scheduleGroup,
       targetArn: config.startRunTargetArn ?? LOCAL_START_RUN_ARN,
       roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
     }),
   };
+}
+
+/**
+ * The cursor signing key: the stack's generated secret (`CURSOR_KEY_SECRET_ARN`) on AWS,
+ * `HARVESTER_CURSOR_KEY` when set, else a random key for this process (local only).
+ */
+export function cursorKeyFromConfig(config: HarvesterConfig): CursorKeySource {
+  if (config.cursorKeySecretArn) {
+    const secretId = config.cursorKeySecretArn;
+    return async () => {
+      const client = new SecretsManagerClient({ region: config.region });
+      try {
+        const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+        if (!SecretString) throw new ConfigError('the cursor signing secret has no value');
+        return Buffer.from(SecretString, 'utf8');
+      } finally {
+        client.destroy();
+      }
+    };
+  }
+  if (config.cursorKey) {
+    const key = Buffer.from(config.cursorKey, 'utf8');
+    return async () => key;
+  }
+  return randomCursorKey();
 }
 
 /**

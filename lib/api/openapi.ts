@@ -23,14 +23,16 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: `errors` names each field that failed, by dot path',
   403: 'Missing or refused IAM (SigV4) signature; answered by API Gateway',
   404: 'Not found',
+  405: 'This path does not take this method; the `Allow` header and `allowed` list the ones it does',
   409: 'Conflict with the current state (source busy: `activeRunId` names the active run)',
-  413: 'Body larger than 64 KB',
-  415: 'Body not sent as application/json',
+  413: 'Body larger than 64 KB (checked on every route, before anything else)',
+  415: 'Body not sent as application/json (checked on every route that is sent a body)',
   500: 'Unexpected error; the detail quotes the request id of the log entry',
 };
 
 function operationOf(route: Route): ZodOpenApiOperationObject {
-  const statuses = new Set([400, 403, 500, ...route.problems, ...(route.body ? [413, 415] : [])]);
+  // Every route may answer these: validation, IAM, method, body size and type, the unexpected.
+  const statuses = new Set([400, 403, 405, 413, 415, 500, ...route.problems]);
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, response] of Object.entries(route.responses)) {
     responses[status] = {
@@ -66,8 +68,28 @@ function operationOf(route: Route): ZodOpenApiOperationObject {
   };
 }
 
-/** Builds the OpenAPI 3.1 document of `routes`. */
-export function buildOpenApiDocument(routes: readonly Route[]): ReturnType<typeof createDocument> {
+/** Where the API is served: the stack's execute-api URL (output `AdminApiUrl`), or a local dev server. */
+export const DEFAULT_SERVERS: oas31.ServerObject[] = [
+  {
+    url: 'https://{apiId}.execute-api.{region}.amazonaws.com',
+    description: "The stack's admin API (the `AdminApiUrl` stack output)",
+    variables: { apiId: { default: 'abcde12345' }, region: { default: 'us-east-1' } },
+  },
+  {
+    url: 'http://127.0.0.1:{port}',
+    description: '`harvester local`',
+    variables: { port: { default: '8787' } },
+  },
+];
+
+/**
+ * Builds the OpenAPI 3.1 document of `routes`, served by `GET /openapi.json`; `servers`
+ * defaults to {@link DEFAULT_SERVERS}.
+ */
+export function buildOpenApiDocument(
+  routes: readonly Route[],
+  servers: oas31.ServerObject[] = DEFAULT_SERVERS,
+): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
     paths[route.path] ??= {};
@@ -98,6 +120,7 @@ export function buildOpenApiDocument(routes: readonly Route[]): ReturnType<typeo
       { name: 'dead-letters', description: 'Failed items and pages, and retrying them' },
       { name: 'meta', description: 'This document' },
     ],
+    servers,
     security: [{ sigv4: [] }],
     paths,
     components: {

@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { z } from 'zod';
 import { readableConfigErrors, toConfigIssues } from '../connectors/errors.js';
-import { InvalidCursorError } from '../store/paging.js';
+import { InvalidCursorError, type Page } from '../store/paging.js';
+import type { CursorSigner } from './cursors.js';
 import {
   MalformedJsonError,
   PayloadTooLargeError,
@@ -9,6 +10,7 @@ import {
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from './errors.js';
+import { jsonLimitViolations } from './json-limits.js';
 
 /**
  * Reading a request: the body's size, type and JSON, and validation of every part against its
@@ -34,7 +36,9 @@ export function isJsonContentType(contentType: string): boolean {
 
 /**
  * The request body as JSON, or undefined when there is none. Checks size first (413), then the
- * declared type (415), then the syntax (400), so the cheapest refusal comes first.
+ * declared type (415), then the syntax (400), then the limits every body is held to (400:
+ * valid Unicode, string and key lengths, nesting, no `__proto__`), so the cheapest refusal
+ * comes first.
  */
 export function readJsonBody(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
@@ -44,11 +48,15 @@ export function readJsonBody(
   if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
   const contentType = header(event, 'content-type');
   if (!contentType || !isJsonContentType(contentType)) throw new UnsupportedMediaTypeError(contentType);
+  let json: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw new MalformedJsonError(`the request body is not valid JSON: ${(error as Error).message}`);
   }
+  const violations = jsonLimitViolations(json);
+  if (violations.length > 0) throw new RequestValidationError('body', violations);
+  return json;
 }
 
 /**
@@ -80,17 +88,30 @@ export function decodePathParams(raw: Record<string, string>): Record<string, st
 }
 
 /**
- * Runs a listing with a client-supplied cursor. A cursor that decodes but names a key the table
- * does not have (edited by hand, or from another listing) makes DynamoDB refuse the query: that
- * is the caller's mistake, answered 400, not a 500.
+ * Runs a listing with a client-supplied cursor: the cursor's signature is checked for this
+ * listing first (400 when altered, forged or from another listing), and the next page's cursor
+ * is signed for it. A signed cursor that DynamoDB still refuses (a key from before a table
+ * change) is the caller's to restart, answered 400, not a 500.
+ *
+ * @example
+ * const page = await listPage(deps.cursors, `runs:${sourceId}`, query.cursor, (cursor) =>
+ *   deps.runs.listBySource(sourceId, { limit: query.limit, cursor }));
  */
-export async function withCursor<T>(cursor: string | undefined, list: () => Promise<T>): Promise<T> {
+export async function listPage<T>(
+  cursors: CursorSigner,
+  listing: string,
+  signed: string | undefined,
+  list: (cursor: string | undefined) => Promise<Page<T>>,
+): Promise<{ items: T[]; nextCursor: string | null }> {
+  const cursor = await cursors.open(listing, signed);
+  let page: Page<T>;
   try {
-    return await list();
+    page = await list(cursor);
   } catch (error) {
     if (cursor !== undefined && error instanceof Error && error.name === 'ValidationException') {
       throw new InvalidCursorError('the pagination cursor does not belong to this listing', { cause: error });
     }
     throw error;
   }
+  return { items: page.items, nextCursor: await cursors.seal(listing, page.cursor) };
 }

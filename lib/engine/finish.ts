@@ -2,6 +2,7 @@ import { METRIC } from '../observability/metrics.js';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
 import type { SourceWatermark } from '../store/sources.js';
 import type { EngineDeps } from './deps.js';
+import { finalWatermark } from './watermark.js';
 
 /** How the engine ends a run. */
 export interface Ending {
@@ -74,4 +75,35 @@ export async function failOverBudget(
     },
   });
   return { outcome: 'failed', reason: 'page_budget_exceeded' };
+}
+/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
+export async function finishSucceeded(
+  deps: EngineDeps,
+  run: SyncRun,
+  watermark: string | null,
+): Promise<void> {
+  if (run.mode === 'reconciliation') await reconcile(deps, run);
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'succeeded',
+    watermark: finalWatermark(deps, run, watermark),
+  });
+}
+
+/**
+ * The end of a reconciliation listing: tombstone the items it did not see — only when no page of
+ * the listing failed, since a missing page would make live entities look deleted.
+ */
+async function reconcile(deps: EngineDeps, run: SyncRun): Promise<void> {
+  const entries = await deps.deadLetters.list(run.sourceId, { runId: run.runId, limit: 1_000 });
+  const failedPages = entries.items.filter((entry) => entry.kind === 'page').length;
+  if (failedPages > 0 || entries.cursor) {
+    deps.logger.warn('reconciliation listing had failed pages; nothing tombstoned', {
+      runId: run.runId,
+      failedPages,
+    });
+    return;
+  }
+  const tombstoned = await deps.items.tombstoneUnseen(run.sourceId, run.runId, deps.clock.now());
+  deps.logger.info('reconciliation tombstoned unseen items', { runId: run.runId, count: tombstoned.length });
 }

@@ -1,7 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import { parsePageMessage } from '../queue/page-message.js';
 import type { EngineDeps } from './deps.js';
-import { processPage, type StepResult } from './page-step.js';
+import { processPage } from './page-step.js';
+import type { StepResult } from './step.js';
 
 /**
  * Handles one SQS record of the page queue: parse, then the page step. A malformed body or an

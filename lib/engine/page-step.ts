@@ -1,61 +1,18 @@
 import { RELIABILITY } from '../config/constants.js';
-import type { Connector } from '../connectors/contract.js';
 import { type HarvesterLogger, workLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import {
-  RunCancelledError,
-  RunFencedError,
-  RunFinishedError,
-  RunNotFoundError,
-  RunStateError,
-  type StoreError,
-} from '../store/errors.js';
-import type { EngineDeps, StepPoint } from './deps.js';
-import { endRun, failOverBudget } from './finish.js';
-import { type Heartbeat, startHeartbeat } from './heartbeat.js';
+import { RunStateError } from '../store/errors.js';
+import type { EngineDeps } from './deps.js';
+import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
 import { rearm } from './restart.js';
 import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
-import { finalWatermark } from './watermark.js';
-
-/** What became of one page message. */
-export type StepResult =
-  | { readonly outcome: 'dropped'; readonly reason: string }
-  | { readonly outcome: 'committed'; readonly next: 'enqueued' | 'finished' }
-  | { readonly outcome: 'deferred'; readonly until: number }
-  | { readonly outcome: 'stopped'; readonly reason: string }
-  | { readonly outcome: 'failed'; readonly reason: string }
-  | { readonly outcome: 'restarted'; readonly reason: string };
-
-/** Everything one page step works with, resolved once. */
-export interface StepContext {
-  readonly deps: EngineDeps;
-  readonly run: SyncRun;
-  readonly params: RunParams;
-  readonly message: PageMessage;
-  readonly connector: Connector<unknown>;
-  readonly config: unknown;
-  readonly heartbeat: Heartbeat;
-  readonly log: HarvesterLogger;
-  /** Runs the test hook at a step point, then stops if the run was lost meanwhile. */
-  checkpointHook(point: StepPoint): Promise<void>;
-  /** Throws the heartbeat's refusal (fenced, cancelled) if a beat learned the run is no longer ours. */
-  ensureOwned(): void;
-}
-
-/** Errors that mean "this worker no longer owns the run": stop quietly, acknowledge the message. */
-export function isOwnershipLoss(error: unknown): error is StoreError {
-  return (
-    error instanceof RunFencedError ||
-    error instanceof RunCancelledError ||
-    error instanceof RunFinishedError ||
-    error instanceof RunNotFoundError
-  );
-}
+import { isOwnershipLoss, type StepContext, type StepResult } from './step.js';
 
 /**
  * Processes one page message (DESIGN §1): drop it if stale, fetch with in-memory retries, load,
@@ -186,36 +143,4 @@ export async function runConnector(
   if (params.connector && params.config) return { connectorName: params.connector, rawConfig: params.config };
   const source = await deps.sources.require(run.sourceId);
   return { connectorName: source.connector, rawConfig: source.config };
-}
-
-/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
-export async function finishSucceeded(
-  deps: EngineDeps,
-  run: SyncRun,
-  watermark: string | null,
-): Promise<void> {
-  if (run.mode === 'reconciliation') await reconcile(deps, run);
-  await endRun(deps, run, {
-    epoch: run.epoch,
-    state: 'succeeded',
-    watermark: finalWatermark(deps, run, watermark),
-  });
-}
-
-/**
- * The end of a reconciliation listing: tombstone the items it did not see — only when no page of
- * the listing failed, since a missing page would make live entities look deleted.
- */
-async function reconcile(deps: EngineDeps, run: SyncRun): Promise<void> {
-  const entries = await deps.deadLetters.list(run.sourceId, { runId: run.runId, limit: 1_000 });
-  const failedPages = entries.items.filter((entry) => entry.kind === 'page').length;
-  if (failedPages > 0 || entries.cursor) {
-    deps.logger.warn('reconciliation listing had failed pages; nothing tombstoned', {
-      runId: run.runId,
-      failedPages,
-    });
-    return;
-  }
-  const tombstoned = await deps.items.tombstoneUnseen(run.sourceId, run.runId, deps.clock.now());
-  deps.logger.info('reconciliation tombstoned unseen items', { runId: run.runId, count: tombstoned.length });
 }

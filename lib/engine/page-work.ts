@@ -4,9 +4,8 @@ import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { DuplicatePageError } from '../store/errors.js';
-import { endRun, failOverBudget } from './finish.js';
-import type { StepContext, StepResult } from './page-step.js';
-import { finishSucceeded } from './page-step.js';
+import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import type { StepContext, StepResult } from './step.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
 export { laterVersion } from './watermark.js';

@@ -3,8 +3,8 @@ import type { Entity } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
-import type { StepContext, StepResult } from './page-step.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
+import type { StepContext, StepResult } from './step.js';
 
 /** Dead letters a retry-failed page takes at once. */
 export const RETRY_PAGE_SIZE = 25;

@@ -31,28 +31,42 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** Bytes read past the limit before the connection is cut: enough to answer 413 to an honest client. */
-const DRAIN_LIMIT_BYTES = 1024 * 1024;
+/**
+ * Most bytes drained (read and discarded) after the 413 is sent, so the client finishes writing
+ * and reads the answer instead of seeing its connection reset. A client that keeps sending past
+ * this is abusive and is cut off.
+ */
+const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 
-/** Reads a body up to the API's limit; past it, drains (then cuts) instead of buffering. */
+/**
+ * Reads a body up to the API's limit. Past it (declared or counted), resolves at once with a
+ * {@link PayloadTooLargeError} so the 413 goes out while the rest is drained, unbuffered.
+ */
 function readBody(req: IncomingMessage): Promise<Buffer | PayloadTooLargeError> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
+    const refuse = () => {
+      refused = true;
+      chunks.length = 0;
+      resolve(new PayloadTooLargeError(MAX_BODY_BYTES));
+    };
+    if (declared > MAX_BODY_BYTES) refuse();
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES && declared <= MAX_BODY_BYTES) chunks.push(chunk);
-      else if (size > MAX_BODY_BYTES + DRAIN_LIMIT_BYTES) req.destroy();
+      if (size > MAX_BODY_BYTES + DRAIN_LIMIT_BYTES) req.destroy();
+      else if (refused) return;
+      else if (size > MAX_BODY_BYTES) refuse();
+      else chunks.push(chunk);
     });
-    req.on('end', () =>
-      resolve(
-        size > MAX_BODY_BYTES || declared > MAX_BODY_BYTES
-          ? new PayloadTooLargeError(MAX_BODY_BYTES)
-          : Buffer.concat(chunks),
-      ),
-    );
-    req.on('error', reject);
+    req.on('end', () => {
+      if (!refused) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (error) => {
+      if (!refused) reject(error);
+    });
   });
 }
 

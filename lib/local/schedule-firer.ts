@@ -7,6 +7,11 @@ import {
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import type { HarvesterLogger } from '../observability/logger.js';
+import {
+  nextCronTime,
+  parseRecurringExpression,
+  type RecurringExpression,
+} from '../queue/schedule-expression.js';
 
 /** Delivers a fired schedule's input to its target. */
 export type ScheduleTarget = (input: string) => Promise<void>;
@@ -17,27 +22,27 @@ export function parseAtExpression(expression: string): number | undefined {
   return match ? Date.parse(`${match[1]}Z`) : undefined;
 }
 
-const RATE_UNITS: Record<string, number> = {
-  minute: 60_000,
-  minutes: 60_000,
-  hour: 3_600_000,
-  hours: 3_600_000,
-  day: 86_400_000,
-  days: 86_400_000,
-};
-
 /** Parses `rate(N unit)` into a period in ms, or undefined. */
 export function parseRateExpression(expression: string): number | undefined {
-  const match = /^rate\((\d+)\s+(minutes?|hours?|days?)\)$/.exec(expression);
-  if (!match) return undefined;
-  return Number(match[1]) * RATE_UNITS[match[2]!]!;
+  const parsed = recurring(expression);
+  return parsed?.kind === 'rate' ? parsed.periodMs : undefined;
+}
+
+function recurring(expression: string): RecurringExpression | undefined {
+  try {
+    return parseRecurringExpression(expression);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Plays EventBridge Scheduler for an emulator that stores schedules but never fires them:
  * one-time `at(...)` schedules fire once when due and are deleted (ActionAfterCompletion
  * DELETE); recurring `rate(...)` schedules fire every period from when this firer first saw
- * them. Targets are resolved by ARN. `cron(...)` expressions are not fired locally.
+ * them; `cron(...)` schedules fire at each calendar time after the firer first saw them (UTC, as
+ * the stack creates them), once per tick even if several occurrences passed. Targets are
+ * resolved by ARN.
  */
 export class ScheduleFirer {
   private readonly firstSeen = new Map<string, number>();
@@ -80,7 +85,7 @@ export class ScheduleFirer {
     const expression = schedule.ScheduleExpression ?? '';
     const now = this.now();
     const at = parseAtExpression(expression);
-    const period = parseRateExpression(expression);
+    const parsed = recurring(expression);
     if (at !== undefined) {
       if (at > now) return false;
       await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
@@ -89,10 +94,14 @@ export class ScheduleFirer {
         .catch(() => undefined);
       return true;
     }
-    if (period !== undefined && schedule.State !== 'DISABLED') {
+    if (parsed !== undefined && schedule.State !== 'DISABLED') {
       if (!this.firstSeen.has(name)) this.firstSeen.set(name, now);
       const last = this.lastFired.get(name) ?? this.firstSeen.get(name)!;
-      if (now - last < period) return false;
+      const due =
+        parsed.kind === 'rate'
+          ? last + parsed.periodMs
+          : (nextCronTime(parsed, last) ?? Number.POSITIVE_INFINITY);
+      if (now < due) return false;
       this.lastFired.set(name, now);
       await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
       return true;

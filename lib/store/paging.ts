@@ -21,7 +21,15 @@ export function decodeCursor(cursor: string | undefined): Record<string, unknown
   if (cursor === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    // A DynamoDB key: a few named string or number attributes, nothing nested.
+    if (
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      Object.keys(value).length <= 4 &&
+      Object.values(value).every((v) => typeof v === 'string' || typeof v === 'number')
+    )
+      return value as Record<string, unknown>;
   } catch {
     // fall through to the error below
   }

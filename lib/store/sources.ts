@@ -82,7 +82,10 @@ export class SourceStore {
    * Creates or reconfigures a source. Only the definition's attributes are set, so the watermark
    * and the lock survive a reconfiguration. Returns the stored source and whether it was new.
    */
-  async put(definition: SourceDefinition, now: number): Promise<{ source: SourceRecord; created: boolean }> {
+  async put(
+    definition: SourceDefinition,
+    now: number,
+  ): Promise<{ source: SourceRecord; created: boolean; previous: SourceRecord | undefined }> {
     const { Attributes } = await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -105,7 +108,58 @@ export class SourceStore {
       updatedAt: now,
       createdAt: Attributes?.createdAt ?? now,
     });
-    return { source, created: Attributes === undefined };
+    return {
+      source,
+      created: Attributes === undefined,
+      previous: Attributes ? toSource(Attributes) : undefined,
+    };
+  }
+
+  /**
+   * Undoes a {@link put} whose follow-up failed: puts the previous definition back, or deletes a
+   * source the put created. Conditional on the row still being the one that put wrote (same
+   * `updatedAt` and hash) and, for a delete, on no run holding it, so a concurrent write or a run
+   * started in between is never undone. Returns false when the row had moved on.
+   */
+  async restore(written: SourceRecord, previous: SourceRecord | undefined): Promise<boolean> {
+    const unchanged = {
+      ConditionExpression: 'updatedAt = :written AND configHash = :writtenHash',
+      ExpressionAttributeValues: { ':written': written.updatedAt, ':writtenHash': written.configHash },
+    };
+    try {
+      if (!previous) {
+        await this.doc.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { sourceId: written.sourceId },
+            ConditionExpression: `${unchanged.ConditionExpression} AND attribute_not_exists(activeRunId)`,
+            ExpressionAttributeValues: unchanged.ExpressionAttributeValues,
+          }),
+        );
+        return true;
+      }
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId: written.sourceId },
+          UpdateExpression:
+            'SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :updatedAt',
+          ConditionExpression: unchanged.ConditionExpression,
+          ExpressionAttributeValues: {
+            ...unchanged.ExpressionAttributeValues,
+            ':connector': previous.connector,
+            ':config': previous.config,
+            ':schedules': previous.schedules,
+            ':hash': previous.configHash,
+            ':updatedAt': previous.updatedAt,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   async get(sourceId: string): Promise<SourceRecord | undefined> {

@@ -1,5 +1,6 @@
 import type { EngineDeps } from '../../lib/engine/deps.js';
-import { processPage, type StepResult } from '../../lib/engine/page-step.js';
+import { processPage } from '../../lib/engine/page-step.js';
+import type { StepResult } from '../../lib/engine/step.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
 import type { ZombieFault } from './plan.js';
 

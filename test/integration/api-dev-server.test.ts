@@ -74,6 +74,29 @@ describe('the local dev server', () => {
     expect(res.status).toBe(413);
   });
 
+  it.each([2, 8, 32])(
+    'answers 413 (not a reset connection) to a %i MB body, declared or streamed',
+    async (megabytes) => {
+      const body = Buffer.alloc(megabytes * 1024 * 1024, 0x20);
+      const declared = await fetch(`${server.url}/sources/dev-huge`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(declared.status).toBe(413);
+      expect(((await declared.json()) as { title: string }).title).toBe('Content Too Large');
+      const chunks = Array.from({ length: megabytes * 16 }, () => Buffer.alloc(64 * 1024, 0x20));
+      const streamed = await fetch(`${server.url}/sources/dev-huge`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: Readable.toWeb(Readable.from(chunks)) as ReadableStream,
+        duplex: 'half',
+      } as RequestInit);
+      expect(streamed.status).toBe(413);
+      expect((await fetch(`${server.url}/sources/dev-huge`)).status).toBe(404);
+    },
+  );
+
   it('passes the query string, headers and method through to the handler', async () => {
     const res = await fetch(`${server.url}/sources?limit=0`);
     expect(res.status).toBe(400);

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
+import type { Route } from '../../lib/api/route.js';
+import { API_ROUTES } from '../../lib/api/routes/index.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
@@ -33,6 +35,9 @@ interface Req {
   contentType?: string;
 }
 
+/** Every status the live handler answered in this file, to hold the OpenAPI document to. */
+const observed: { method: string; url: string; status: number }[] = [];
+
 async function send(req: Req) {
   const event = apiGatewayEvent({
     method: req.method,
@@ -41,6 +46,7 @@ async function send(req: Req) {
     headers: { 'content-type': req.contentType ?? 'application/json' },
   });
   const res = await handleApiRequest(event, deps);
+  observed.push({ method: req.method, url: req.url, status: res.statusCode ?? 0 });
   return {
     status: res.statusCode,
     headers: res.headers ?? {},
@@ -257,12 +263,249 @@ const CASES: Case[] = [
     title: 'Method Not Allowed',
   },
   {
+    name: 'a lone surrogate in a config value',
+    req: put({ ...valid, config: { ...REST_CONFIG, idField: '\ud800' } }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['config.idField'],
+  },
+  {
+    name: 'a lone surrogate in a field name',
+    req: put(`{"connector":"rest-json","config":{"\\udc00":"x"}}`),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['config.\udc00'],
+  },
+  {
+    name: 'a __proto__ key inside a config map',
+    req: put(`{"connector":"rest-json","config":{"extraQuery":{"__proto__":{"polluted":"yes"}}}}`),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['config.extraQuery.__proto__'],
+  },
+  {
+    name: 'a __proto__ key at the top',
+    req: put(`{"__proto__":{"admin":true},"connector":"rest-json","config":{}}`),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['__proto__'],
+  },
+  {
+    name: 'a 60 KB id field',
+    req: put({ ...valid, config: { ...REST_CONFIG, idField: 'x'.repeat(60_000) } }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['config.idField'],
+  },
+  {
+    name: 'nesting deeper than any config needs',
+    req: put({
+      ...valid,
+      config: { ...REST_CONFIG, extraQuery: JSON.parse(`${'{"a":'.repeat(10)}1${'}'.repeat(10)}`) },
+    }),
+    status: 400,
+    title: 'Invalid request',
+  },
+  {
+    name: 'a cron expression out of range',
+    req: put({ ...valid, schedules: [{ expression: 'cron(99 99 * * ? *)', mode: 'full' }] }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules.0.expression'],
+  },
+  {
+    name: 'a rate beyond any sensible period',
+    req: put({ ...valid, schedules: [{ expression: 'rate(99999999999999999999 minutes)', mode: 'full' }] }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules.0.expression'],
+  },
+  {
+    name: 'schedules given as a string',
+    req: put({ ...valid, schedules: 'rate(1 hour)' }),
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules'],
+  },
+  {
+    name: 'a schedule edit without schedules',
+    req: { method: 'PUT', url: `/sources/${SOURCE}/schedules`, body: '{}' },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules'],
+  },
+  {
+    name: 'a schedule edit with an invalid cron',
+    req: {
+      method: 'PUT',
+      url: `/sources/${SOURCE}/schedules`,
+      body: JSON.stringify({ schedules: [{ expression: 'cron(0 3 * * * *)', mode: 'full' }] }),
+    },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['schedules.0.expression'],
+  },
+  {
+    name: 'a schedule edit of an unknown source',
+    req: { method: 'PUT', url: '/sources/nobody/schedules', body: '{"schedules":[]}' },
+    status: 404,
+    title: 'Source not found',
+  },
+  {
+    name: 'an unsigned raw DynamoDB key as cursor',
+    req: {
+      method: 'GET',
+      url: `/sources/${SOURCE}/runs?cursor=${Buffer.from(JSON.stringify({ sourceId: SOURCE, runId: 'x', createdAt: 1 })).toString('base64url')}`,
+    },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['cursor'],
+  },
+  {
+    name: 'a percent-escaped lone surrogate in the path',
+    req: { method: 'GET', url: '/sources/%ED%A0%80' },
+    status: 400,
+    title: 'Invalid request',
+    errors: ['sourceId'],
+  },
+  {
     name: 'a body on a GET',
     req: { method: 'GET', url: '/sources', body: '{}' },
     status: 400,
     title: 'Invalid request',
   },
 ];
+
+/** A route's path with its parameters filled: the test's source, a fresh run id. */
+function urlOf(route: Route): string {
+  return route.path.replace('{sourceId}', SOURCE).replace('{runId}', activeRunId ?? ulid());
+}
+
+/** Every route of the API, each fed input no route may accept, with the status it must answer. */
+function hostileCases(): Case[] {
+  return API_ROUTES.flatMap((route): Case[] => {
+    const url = urlOf(route);
+    const name = `${route.method} ${route.path}`;
+    const cases: Case[] = [];
+    if (route.body) {
+      const big = JSON.stringify({ pad: 'x'.repeat(70_000) });
+      cases.push(
+        {
+          name: `${name}: a body over 64 KB`,
+          req: { method: route.method, url, body: big },
+          status: 413,
+          title: 'Content Too Large',
+        },
+        {
+          name: `${name}: text/plain`,
+          req: { method: route.method, url, body: '{}', contentType: 'text/plain' },
+          status: 415,
+          title: 'Unsupported Media Type',
+        },
+        {
+          name: `${name}: malformed JSON`,
+          req: { method: route.method, url, body: '{"' },
+          status: 400,
+          title: 'Malformed JSON',
+        },
+        {
+          name: `${name}: a __proto__ key`,
+          req: { method: route.method, url, body: '{"__proto__":{"x":1}}' },
+          status: 400,
+          title: 'Invalid request',
+          errors: ['__proto__'],
+        },
+        {
+          name: `${name}: a lone surrogate`,
+          req: { method: route.method, url, body: '{"mode":"\\ud800"}' },
+          status: 400,
+          title: 'Invalid request',
+        },
+        {
+          name: `${name}: a JSON array`,
+          req: { method: route.method, url, body: '[]' },
+          status: 400,
+          title: 'Invalid request',
+        },
+      );
+    } else {
+      cases.push({
+        name: `${name}: a body it does not take`,
+        req: { method: route.method, url, body: '{"a":1}' },
+        status: 400,
+        title: 'Invalid request',
+      });
+    }
+    cases.push({
+      name: `${name}: an unknown query parameter`,
+      req: { method: route.method, url: `${url}?debug=1`, ...(route.body ? { body: '{}' } : {}) },
+      status: 400,
+      title: 'Invalid request',
+      errors: ['debug'],
+    });
+    if (
+      route.query &&
+      route.method === 'GET' &&
+      'cursor' in (route.query as unknown as { shape: object }).shape
+    ) {
+      cases.push({
+        name: `${name}: a forged cursor`,
+        req: { method: 'GET', url: `${url}?cursor=v1.eyJhIjoxfQ.AAAA` },
+        status: 400,
+        title: 'Invalid request',
+        errors: ['cursor'],
+      });
+    }
+    return cases;
+  });
+}
+
+describe('every route refuses hostile input', () => {
+  it('covers every route', () => {
+    const covered = new Set(hostileCases().map((c) => c.name.split(':')[0]));
+    expect([...covered].sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it.each(hostileCases())('$name answers $status with problem+json, and changes nothing', async (c) => {
+    const before = await storedState();
+    const res = await send(c.req);
+    expect(res.status).toBe(c.status);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    expect(res.json).toMatchObject({ status: c.status, title: c.title });
+    if (c.errors) expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(c.errors);
+    expect(await storedState()).toEqual(before);
+  });
+});
+
+describe('signed cursors', () => {
+  it('a real cursor pages on; altered, or sent to another listing, it answers 400', async () => {
+    for (const id of ['cur-a', 'cur-b', 'cur-c'])
+      await send({ method: 'PUT', url: `/sources/${id}`, body: JSON.stringify(valid) });
+    const first = await send({ method: 'GET', url: '/sources?limit=1' });
+    const cursor: string = first.json.nextCursor;
+    expect(cursor).toMatch(/^v1\./);
+    expect((await send({ method: 'GET', url: `/sources?limit=1&cursor=${cursor}` })).status).toBe(200);
+
+    const payload = cursor.split('.')[1]!;
+    const forgedKey = Buffer.from(JSON.stringify({ sourceId: 'zzz' })).toString('base64url');
+    for (const bad of [
+      cursor.replace(payload, forgedKey),
+      `${cursor.slice(0, -2)}${cursor.endsWith('AA') ? 'BB' : 'AA'}`,
+      payload,
+    ]) {
+      const res = await send({ method: 'GET', url: `/sources?limit=1&cursor=${bad}` });
+      expect(res.status).toBe(400);
+      expect(res.json.errors).toEqual([{ path: 'cursor', message: 'is not a valid cursor' }]);
+    }
+    const elsewhere = await send({ method: 'GET', url: `/sources/${SOURCE}/runs?cursor=${cursor}` });
+    expect(elsewhere.status).toBe(400);
+    const deadLetters = await send({
+      method: 'GET',
+      url: `/sources/${SOURCE}/dead-letters?cursor=${cursor}`,
+    });
+    expect(deadLetters.status).toBe(400);
+  });
+});
 
 describe('bad input', () => {
   it.each(CASES)('$name answers $status with a problem naming it, and changes nothing', async (c) => {
@@ -314,3 +557,32 @@ describe('bad input', () => {
     expect((await deps.runs.require(run.runId)).state).toBe('succeeded');
   });
 });
+
+describe('the OpenAPI document', () => {
+  // Runs last: every status the handler answered above must be documented on its operation.
+  it('documents every status the live handler answered in this file, and names servers', async () => {
+    const doc = (await send({ method: 'GET', url: '/openapi.json' })).json;
+    expect(doc.servers.length).toBeGreaterThan(0);
+    expect(doc.servers[0].url).toMatch(/^https:\/\/.*execute-api/);
+    const missing: string[] = [];
+    const statuses = new Set<number>();
+    for (const { method, url, status } of observed) {
+      statuses.add(status);
+      const path = new URL(url, 'http://x').pathname;
+      const operations = API_ROUTES.filter((r) => matchesPath(r, path));
+      if (operations.length === 0) continue; // 404 for a path no route has
+      const own = operations.filter((r) => r.method === method.toUpperCase());
+      for (const route of own.length > 0 ? own : operations) {
+        const responses = doc.paths[route.path][route.method.toLowerCase()].responses;
+        if (!(String(status) in responses)) missing.push(`${route.method} ${route.path} ${status}`);
+      }
+    }
+    expect([...statuses].sort()).toEqual(expect.arrayContaining([200, 201, 400, 404, 405, 409, 413, 415]));
+    expect([...new Set(missing)]).toEqual([]);
+  });
+});
+
+function matchesPath(route: Route, path: string): boolean {
+  const pattern = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
+  return new RegExp(`^${pattern}$`).test(path);
+}

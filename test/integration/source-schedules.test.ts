@@ -150,6 +150,36 @@ describe('source schedules', () => {
     expect((await deps.runs.listBySource(id)).items).toHaveLength(1);
   });
 
+  it('a cron schedule fires at its calendar time, once per occurrence', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [{ expression: 'cron(0/15 * * * ? *)', mode: 'full' }]);
+    let now = Date.parse('2026-12-01T10:07:00Z');
+    const fired: string[] = [];
+    const targets = new Map([[LOCAL_START_RUN_ARN, async (input: string) => void fired.push(input)]]);
+    const firer = new ScheduleFirer(
+      aws.clients.scheduler,
+      aws.names.scheduleGroup,
+      targets,
+      deps.logger,
+      () => now,
+    );
+    const name = `src-${id}-0`;
+
+    expect(await firer.tick()).not.toContain(name);
+    now = Date.parse('2026-12-01T10:14:59Z');
+    expect(await firer.tick()).not.toContain(name);
+    now = Date.parse('2026-12-01T10:15:01Z');
+    expect(await firer.tick()).toContain(name);
+    now = Date.parse('2026-12-01T10:20:00Z');
+    expect(await firer.tick()).not.toContain(name);
+    now = Date.parse('2026-12-01T10:30:00Z');
+    expect(await firer.tick()).toContain(name);
+    expect(fired.map((input) => JSON.parse(input)).filter((input) => input.sourceId === id)).toEqual([
+      { sourceId: id, mode: 'full' },
+      { sourceId: id, mode: 'full' },
+    ]);
+  });
+
   it('deleting the source removes its schedules', async () => {
     const id = `sched-${ulid().toLowerCase()}`;
     await putSource(id, [

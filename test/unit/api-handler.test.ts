@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { CursorSigner, randomCursorKey } from '../../lib/api/cursors.js';
 import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent, type PlainRequest } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
@@ -7,6 +8,8 @@ import { rawSecretFields } from '../../lib/api/secret-guard.js';
 import { runSummary } from '../../lib/api/views.js';
 
 /** Deps whose every store call fails loudly: these requests must be refused before any store is asked. */
+const signer = new CursorSigner(randomCursorKey());
+
 function stubDeps(overrides: Partial<Record<keyof ApiDeps, unknown>> = {}) {
   const logger = { error: vi.fn(), info: vi.fn(), warn: vi.fn(), debug: vi.fn() };
   const untouchable = new Proxy(
@@ -19,6 +22,7 @@ function stubDeps(overrides: Partial<Record<keyof ApiDeps, unknown>> = {}) {
     lifecycle: untouchable,
     deadLetters: untouchable,
     schedules: untouchable,
+    cursors: signer,
     clock: { now: () => 0 },
     logger,
     ...overrides,
@@ -116,7 +120,7 @@ describe('cursors', () => {
 
   it('answers 400 naming the cursor when DynamoDB refuses a given cursor', async () => {
     const { deps } = stubDeps({ sources: refusing });
-    const cursor = Buffer.from('{"other":"key"}').toString('base64url');
+    const cursor = await signer.seal('sources', Buffer.from('{"other":"key"}').toString('base64url'));
     const res = await answer({ method: 'GET', url: `/sources?cursor=${cursor}` }, deps);
     expect(res.status).toBe(400);
     expect(res.json.errors).toEqual([{ path: 'cursor', message: 'is not a valid cursor' }]);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleExpressionProblem } from '../../lib/api/schemas/schedules.js';
 import { PutSourceBodySchema } from '../../lib/api/schemas/sources.js';
+import {
+  nextCronTime,
+  parseRecurringExpression,
+  scheduleExpressionProblem,
+} from '../../lib/queue/schedule-expression.js';
 import { scheduleName, scheduleNamePrefix } from '../../lib/queue/source-schedules.js';
 
 describe('scheduleExpressionProblem', () => {
@@ -27,8 +31,41 @@ describe('scheduleExpressionProblem', () => {
     ['cron(0 3 ? * ? *)', 'exactly one'],
     ['cron(0 3 * * ? $)', 'unsupported character'],
     ['every hour', 'must be rate'],
+    ['cron(99 99 * * ? *)', 'not between 0 and 59'],
+    ['cron(0 25 * * ? *)', 'not between 0 and 23'],
+    ['cron(0 3 ? * 8 *)', 'not between 1 and 7'],
+    ['cron(0 3 32 * ? *)', 'not between 1 and 31'],
+    ['cron(*/0 * * * ? *)', 'not between 1 and 59'],
+    ['cron(0 3 * FOO ? *)', 'not a valid cron expression'],
+    ['cron(1.5 * * * ? *)', 'unsupported character'],
+    ['cron(0 3 * * ? 2020-2021)', 'never fires again'],
+    ['rate(99999999999999999999 minutes)', 'at most one year'],
+    ['rate(367 days)', 'at most one year'],
   ])('refuses %s (%s)', (expression, reason) => {
     expect(scheduleExpressionProblem(expression)).toContain(reason);
+  });
+});
+
+describe('the next time of a cron schedule', () => {
+  const at = (iso: string) => Date.parse(iso);
+  const cron = (expression: string) => {
+    const parsed = parseRecurringExpression(expression, at('2026-12-01T00:00:00Z'));
+    if (parsed.kind !== 'cron') throw new Error('not cron');
+    return parsed;
+  };
+
+  it.each([
+    ['cron(0/15 * * * ? *)', '2026-12-01T00:14:30Z', '2026-12-01T00:15:00.000Z'],
+    ['cron(0/15 * * * ? *)', '2026-12-01T00:15:00Z', '2026-12-01T00:30:00.000Z'],
+    ['cron(0 3 * * ? *)', '2026-12-01T04:00:00Z', '2026-12-02T03:00:00.000Z'],
+    ['cron(0 8 ? * MON-FRI *)', '2026-12-04T09:00:00Z', '2026-12-07T08:00:00.000Z'],
+    ['cron(0 10 L * ? *)', '2026-12-01T00:00:00Z', '2026-12-31T10:00:00.000Z'],
+  ])('%s after %s is %s', (expression, after, next) => {
+    expect(new Date(nextCronTime(cron(expression), at(after))!).toISOString()).toBe(next);
+  });
+
+  it('is undefined once a year range has passed', () => {
+    expect(nextCronTime(cron('cron(0 3 * * ? 2027)'), at('2028-01-01T00:00:00Z'))).toBeUndefined();
   });
 });
 

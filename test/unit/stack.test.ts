@@ -370,10 +370,17 @@ describe('IAM', () => {
     expect(policyOf(stack.pipeline.worker.role).flatMap(actionsOf)).toContain('iam:PassRole');
   });
 
-  it('confines secret reads to the harvester/ prefix', () => {
-    const secretReads = statements().filter((s) =>
-      actionsOf(s).some((a) => a === 'ssm:GetParameter' || a === 'secretsmanager:GetSecretValue'),
+  it('confines secret reads to the harvester/ prefix, and the cursor key to the API', () => {
+    const cursorKey = stack.getLogicalId(stack.adminApi.cursorKey.node.defaultChild as CfnElement);
+    const readsCursorKey = (s: Statement) =>
+      JSON.stringify(s.Resource) === JSON.stringify({ Ref: cursorKey });
+    const secretReads = statements().filter(
+      (s) =>
+        actionsOf(s).some((a) => a === 'ssm:GetParameter' || a === 'secretsmanager:GetSecretValue') &&
+        !readsCursorKey(s),
     );
+    expect(statements().filter(readsCursorKey)).toHaveLength(1);
+    expect(policyOf(stack.adminApi.handler.role).some(readsCursorKey)).toBe(true);
     expect(secretReads.length).toBeGreaterThan(0);
     for (const s of secretReads)
       expect(JSON.stringify(s.Resource)).toMatch(/:(parameter\/|secret:)harvester\/\*/);

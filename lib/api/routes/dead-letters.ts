@@ -1,5 +1,5 @@
 import { startRun } from '../../engine/start-run.js';
-import { withCursor } from '../request.js';
+import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
 import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
@@ -20,17 +20,18 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const page = await withCursor(query.cursor, () =>
+      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}`;
+      const page = await listPage(deps.cursors, listing, query.cursor, (cursor) =>
         deps.deadLetters.list(params.sourceId, {
           limit: query.limit,
-          ...(query.cursor ? { cursor: query.cursor } : {}),
+          ...(cursor ? { cursor } : {}),
           ...(query.runId ? { runId: query.runId } : {}),
           ...(query.errorClass ? { errorClass: query.errorClass } : {}),
         }),
       );
       return {
         status: 200,
-        body: { items: page.items.map(toDeadLetterView), nextCursor: page.cursor ?? null },
+        body: { items: page.items.map(toDeadLetterView), nextCursor: page.nextCursor },
       };
     },
   }),

@@ -1,5 +1,5 @@
 import { startRun } from '../../engine/start-run.js';
-import { withCursor } from '../request.js';
+import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   EmptyBodySchema,
@@ -47,16 +47,13 @@ export const runRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const page = await withCursor(query.cursor, () =>
-        deps.runs.listBySource(params.sourceId, {
-          limit: query.limit,
-          ...(query.cursor ? { cursor: query.cursor } : {}),
-        }),
+      const page = await listPage(deps.cursors, `runs:${params.sourceId}`, query.cursor, (cursor) =>
+        deps.runs.listBySource(params.sourceId, { limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
       const now = deps.clock.now();
       return {
         status: 200,
-        body: { items: page.items.map((run) => toRunView(run, now)), nextCursor: page.cursor ?? null },
+        body: { items: page.items.map((run) => toRunView(run, now)), nextCursor: page.nextCursor },
       };
     },
   }),

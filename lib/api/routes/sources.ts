@@ -2,16 +2,18 @@ import { parseConnectorConfig } from '../../connectors/registry.js';
 import { stableHash } from '../../run/hash.js';
 import { SourceNotFoundError } from '../../store/errors.js';
 import { RawSecretError } from '../errors.js';
-import { withCursor } from '../request.js';
+import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   ListSourcesQuerySchema,
+  PutSchedulesBodySchema,
   PutSourceBodySchema,
   SourcePageSchema,
   SourcePathSchema,
   SourceViewSchema,
 } from '../schemas/sources.js';
 import { rawSecretFields } from '../secret-guard.js';
+import { writeSchedules, writeSource } from '../source-writes.js';
 import { toSourceView } from '../views.js';
 
 /** Sources: create or replace, read, list, delete (DESIGN §9). */
@@ -22,7 +24,7 @@ export const sourceRoutes: Route[] = [
     operationId: 'putSource',
     summary: 'Create or replace a source',
     description:
-      "Validates the config with the connector's schema, stores it with its hash and reconciles the source's schedules. Schedules are replaced as a whole; omitting them removes them. 201 when created, 200 when replaced.",
+      "Validates the config with the connector's schema, stores it with its hash, then reconciles the source's schedules; if Scheduler refuses them, the source and its schedules are put back as they were. Schedules are replaced as a whole; omitting them removes them (`PUT /sources/{sourceId}/schedules` changes them alone). 201 when created, 200 when replaced.",
     tag: 'sources',
     params: SourcePathSchema,
     body: PutSourceBodySchema,
@@ -35,11 +37,8 @@ export const sourceRoutes: Route[] = [
       const config = parseConnectorConfig(body.connector, body.config) as Record<string, unknown>;
       const secrets = rawSecretFields(config);
       if (secrets.length > 0) throw new RawSecretError(secrets);
-      // Schedules first: a refusal by Scheduler leaves the stored source untouched, and a retry of
-      // the same PUT converges (names are deterministic). A schedule that fires before the source
-      // exists is skipped by the start-run target.
-      await deps.schedules.reconcile(params.sourceId, body.schedules);
-      const { source, created } = await deps.sources.put(
+      const { source, created } = await writeSource(
+        deps,
         {
           sourceId: params.sourceId,
           connector: body.connector,
@@ -57,6 +56,23 @@ export const sourceRoutes: Route[] = [
     },
   }),
   defineRoute({
+    method: 'PUT',
+    path: '/sources/{sourceId}/schedules',
+    operationId: 'putSourceSchedules',
+    summary: "Replace a source's schedules alone",
+    description:
+      'The connector config stays as it is (and so does its hash: interrupted runs still resume). Replaces the whole set; `[]` removes every schedule. If Scheduler refuses them, the source and its schedules are put back as they were.',
+    tag: 'sources',
+    params: SourcePathSchema,
+    body: PutSchedulesBodySchema,
+    responses: { 200: { description: 'The source with its new schedules', schema: SourceViewSchema } },
+    problems: [404],
+    async handle({ params, body, deps }) {
+      const source = await writeSchedules(deps, params.sourceId, body.schedules, deps.clock.now());
+      return { status: 200, body: toSourceView(source) };
+    },
+  }),
+  defineRoute({
     method: 'GET',
     path: '/sources',
     operationId: 'listSources',
@@ -66,10 +82,10 @@ export const sourceRoutes: Route[] = [
     responses: { 200: { description: 'A page of sources', schema: SourcePageSchema } },
     problems: [],
     async handle({ query, deps }) {
-      const page = await withCursor(query.cursor, () =>
-        deps.sources.list({ limit: query.limit, ...(query.cursor ? { cursor: query.cursor } : {}) }),
+      const page = await listPage(deps.cursors, 'sources', query.cursor, (cursor) =>
+        deps.sources.list({ limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
-      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.cursor ?? null } };
+      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.nextCursor } };
     },
   }),
   defineRoute({

@@ -8,6 +8,26 @@ import { SourceScheduleSchema } from './schedules.js';
 /** `/sources/{sourceId}` path parameters. */
 export const SourcePathSchema = z.strictObject({ sourceId: SourceIdSchema });
 
+/** A source's recurring schedules, replaced as a whole. */
+export const SchedulesSchema = z
+  .array(SourceScheduleSchema)
+  // Counted here rather than with .max(): zod runs a length check on a string too, and
+  // `schedules: "rate(1 hour)"` then also read "expected string to have <=10 characters".
+  .superRefine((schedules, ctx) => {
+    if (schedules.length > MAX_SCHEDULES_PER_SOURCE)
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_SCHEDULES_PER_SOURCE} schedules per source` });
+    const seen = new Set<string>();
+    for (const [index, s] of schedules.entries()) {
+      const key = `${s.expression}|${s.mode}`;
+      if (seen.has(key))
+        ctx.addIssue({ code: 'custom', path: [index], message: 'duplicates an earlier schedule' });
+      seen.add(key);
+    }
+  })
+  .meta({
+    description: `Recurring schedules, at most ${MAX_SCHEDULES_PER_SOURCE}; replaces the current set`,
+  });
+
 /**
  * Body of `PUT /sources/{sourceId}`: the whole definition (schedules omitted means none). The
  * config is checked here only for being an object; the connector's own schema validates it next,
@@ -27,22 +47,7 @@ export const PutSourceBodySchema = z
         oneOf: CONNECTOR_NAMES.map((name) => ({ $ref: `#/components/schemas/${connectorConfigId(name)}` })),
       },
     }),
-    schedules: z
-      .array(SourceScheduleSchema)
-      .max(MAX_SCHEDULES_PER_SOURCE)
-      .default([])
-      .superRefine((schedules, ctx) => {
-        const seen = new Set<string>();
-        for (const [index, s] of schedules.entries()) {
-          const key = `${s.expression}|${s.mode}`;
-          if (seen.has(key))
-            ctx.addIssue({ code: 'custom', path: [index], message: 'duplicates an earlier schedule' });
-          seen.add(key);
-        }
-      })
-      .meta({
-        description: `Recurring schedules, at most ${MAX_SCHEDULES_PER_SOURCE}; replaces the current set`,
-      }),
+    schedules: SchedulesSchema.default([]),
   })
   .meta({ id: 'PutSourceRequest' });
 
@@ -50,6 +55,11 @@ export const PutSourceBodySchema = z
 export function connectorConfigId(name: string): string {
   return `${name.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}Config`;
 }
+
+/** Body of `PUT /sources/{sourceId}/schedules`: the schedules alone, the config untouched. */
+export const PutSchedulesBodySchema = z
+  .strictObject({ schedules: SchedulesSchema.meta({ description: 'The new set; `[]` removes them all' }) })
+  .meta({ id: 'PutSchedulesRequest' });
 
 /** A source as the API returns it. */
 export const SourceViewSchema = z

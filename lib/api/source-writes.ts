@@ -1,0 +1,80 @@
+import type { SourceDefinition, SourceRecord, SourceSchedule } from '../store/sources.js';
+import type { ApiDeps } from './deps.js';
+
+/**
+ * A source write as one consistent change. The Sources row is the truth and is written first;
+ * the Scheduler schedules follow it. When the schedules cannot be written (Scheduler refuses an
+ * expression part-way, a throttle, a crash of the call), the row is put back as it was and the
+ * schedules are reconciled back to the previous set, so a refused request leaves both as they
+ * were. A request that dies between the two steps leaves a row whose schedules lag behind it;
+ * repeating the request converges (schedule names are deterministic), and a schedule that fires
+ * for a source that is gone is skipped by the start-run target.
+ */
+
+/** What {@link writeSource} stored. */
+export interface SourceWrite {
+  readonly source: SourceRecord;
+  readonly created: boolean;
+}
+
+/**
+ * Creates or replaces a source and its schedules; on a schedule failure, restores both and
+ * rethrows the failure.
+ *
+ * @example
+ * const { source, created } = await writeSource(deps, definition, deps.clock.now());
+ */
+export async function writeSource(
+  deps: ApiDeps,
+  definition: SourceDefinition,
+  now: number,
+): Promise<SourceWrite> {
+  const { source, created, previous } = await deps.sources.put(definition, now);
+  try {
+    await deps.schedules.reconcile(definition.sourceId, definition.schedules);
+  } catch (error) {
+    await rollBack(deps, source, previous);
+    throw error;
+  }
+  return { source, created };
+}
+
+/**
+ * Changes only a source's schedules (the connector config stays as it is), with the same
+ * row-first order and rollback as {@link writeSource}.
+ */
+export async function writeSchedules(
+  deps: ApiDeps,
+  sourceId: string,
+  schedules: SourceSchedule[],
+  now: number,
+): Promise<SourceRecord> {
+  const current = await deps.sources.require(sourceId);
+  const { source } = await writeSource(
+    deps,
+    {
+      sourceId,
+      connector: current.connector,
+      config: current.config,
+      schedules,
+      configHash: current.configHash,
+    },
+    now,
+  );
+  return source;
+}
+
+async function rollBack(deps: ApiDeps, written: SourceRecord, previous: SourceRecord | undefined) {
+  const context = { sourceId: written.sourceId };
+  try {
+    const restored = await deps.sources.restore(written, previous);
+    if (!restored) deps.logger.warn('source rollback skipped: the source changed concurrently', context);
+    await deps.schedules.reconcile(written.sourceId, previous?.schedules ?? []);
+  } catch (error) {
+    // The request still fails with its own error; repeating it converges on one state.
+    deps.logger.error('source rollback failed; repeat the request to converge', {
+      ...context,
+      error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+    });
+  }
+}

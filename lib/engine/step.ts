@@ -1,0 +1,54 @@
+import type { Connector } from '../connectors/contract.js';
+import type { HarvesterLogger } from '../observability/logger.js';
+import type { PageMessage } from '../queue/page-message.js';
+import type { SyncRun } from '../run/model.js';
+import {
+  RunCancelledError,
+  RunFencedError,
+  RunFinishedError,
+  RunNotFoundError,
+  type StoreError,
+} from '../store/errors.js';
+import type { EngineDeps, StepPoint } from './deps.js';
+import type { Heartbeat } from './heartbeat.js';
+import type { RunParams } from './start-run.js';
+
+/*
+ * The shared vocabulary of one page step. The step (page-step.ts) and the work it dispatches to
+ * (page-work.ts, retry-work.ts) all import from here, so the arrows between them point one way.
+ */
+
+/** What became of one page message. */
+export type StepResult =
+  | { readonly outcome: 'dropped'; readonly reason: string }
+  | { readonly outcome: 'committed'; readonly next: 'enqueued' | 'finished' }
+  | { readonly outcome: 'deferred'; readonly until: number }
+  | { readonly outcome: 'stopped'; readonly reason: string }
+  | { readonly outcome: 'failed'; readonly reason: string }
+  | { readonly outcome: 'restarted'; readonly reason: string };
+
+/** Everything one page step works with, resolved once. */
+export interface StepContext {
+  readonly deps: EngineDeps;
+  readonly run: SyncRun;
+  readonly params: RunParams;
+  readonly message: PageMessage;
+  readonly connector: Connector<unknown>;
+  readonly config: unknown;
+  readonly heartbeat: Heartbeat;
+  readonly log: HarvesterLogger;
+  /** Runs the test hook at a step point, then stops if the run was lost meanwhile. */
+  checkpointHook(point: StepPoint): Promise<void>;
+  /** Throws the heartbeat's refusal (fenced, cancelled) if a beat learned the run is no longer ours. */
+  ensureOwned(): void;
+}
+
+/** Errors that mean "this worker no longer owns the run": stop quietly, acknowledge the message. */
+export function isOwnershipLoss(error: unknown): error is StoreError {
+  return (
+    error instanceof RunFencedError ||
+    error instanceof RunCancelledError ||
+    error instanceof RunFinishedError ||
+    error instanceof RunNotFoundError
+  );
+}
