@@ -27,6 +27,18 @@ export const RELIABILITY = {
   /** Cursors and catalogs older than this are stale: discard them and restart from scratch. */
   checkpointFreshnessMs: 6 * 60 * 60 * 1_000,
   /**
+   * A run that made no progress for this long — every wake-up deferred again by a throttling or
+   * unavailable source — ends `failed` with `source_unavailable` and releases its source. The
+   * same 6 h as the freshness budget: past it the position would be discarded anyway.
+   */
+  progressBudgetMs: 6 * 60 * 60 * 1_000,
+  /**
+   * A page confirmed on the queue but not taken by any worker for this long is presumed lost and
+   * sent again at the same epoch (the commit condition makes the extra copy harmless). A backlog
+   * longer than this costs one cheap duplicate per waiting run per period, never a restart.
+   */
+  queueWaitResendMs: 15 * 60 * 1_000,
+  /**
    * A run whose worker dies this many times is a crash loop, not bad luck: it ends `failed` with
    * `restart_limit`. Three lets a run survive two unrelated crashes (a deploy, an OOM) but stops a
    * poison page within ~5 minutes of reaper ticks instead of burning Lambda time forever.

@@ -1,4 +1,12 @@
-import type { Checkpoint, ResumeRecord, RunFailure, RunMode, RunState, SyncRun } from '../run/model.js';
+import type {
+  Checkpoint,
+  Handoff,
+  ResumeRecord,
+  RunFailure,
+  RunMode,
+  RunState,
+  SyncRun,
+} from '../run/model.js';
 
 /** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
 export function toSyncRun(item: Record<string, unknown>): SyncRun {
@@ -21,6 +29,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,
     deferredUntil: (item.deferredUntil ?? null) as number | null,
+    handoff: (item.handoff ?? null) as Handoff | null,
     restarts: (item.restarts ?? 0) as number,
     resume: item.resume as ResumeRecord,
     failure: (item.failure ?? null) as RunFailure | null,
