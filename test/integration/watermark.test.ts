@@ -113,7 +113,7 @@ describe('a run that stops', () => {
     });
     const sourceId = `wm-${counter}`;
     await putSource(engine.deps, sourceId, 'github-issues', github(source));
-    const started = await startAndCrash(sourceId, 'afterCommit', 6);
+    const started = await startAndCrash(sourceId, 'afterLoad', 6);
 
     clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
     await runtime.reapNow();
