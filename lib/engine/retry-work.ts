@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
 import { bindSecrets } from '../connectors/secret-binding.js';
 import type { RetryOutcome } from '../retry/outcome.js';
@@ -7,10 +8,8 @@ import { deferPage } from './deferral.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
 
-/** Dead letters a retry-failed page takes at once. */
-export const RETRY_PAGE_SIZE = 25;
-/** Item re-fetches in flight at once within one retry page. */
-const RETRY_CONCURRENCY = 5;
+/** Dead letters a retry-failed page takes: as many waves of re-fetches as fit one invocation at their worst. */
+export const RETRY_PAGE_SIZE = RETRY_CONCURRENCY * RETRY_WAVES_PER_PAGE;
 
 type EntryOutcome =
   | { readonly kind: 'resolved'; readonly entities: Entity[] }
