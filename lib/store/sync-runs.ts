@@ -413,15 +413,22 @@ export class SyncRunStore {
     // accepts queued; success requires the running worker's epoch.
     const states = finish.state === 'failed' ? '#state IN (:running, :queued)' : '#state = :running';
     const epochCondition = finish.epoch === null ? '' : ' AND epoch = :epoch';
+    // A run that succeeded read its whole stream: its total is what it processed, not an estimate.
+    const succeeded = finish.state === 'succeeded';
     return {
       Key: { runId },
       UpdateExpression:
         'SET #state = :final, finishedAt = :now, updatedAt = :now' +
         (finish.failure ? ', failure = :failure' : '') +
         (finish.resume ? ', #resume = :resume' : '') +
+        (succeeded ? ', #progress.#total = #progress.#processed' : '') +
         ' REMOVE activeShard, deferredUntil, handoff',
       ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
-      ExpressionAttributeNames: { '#state': 'state', ...(finish.resume ? { '#resume': 'resume' } : {}) },
+      ExpressionAttributeNames: {
+        '#state': 'state',
+        ...(finish.resume ? { '#resume': 'resume' } : {}),
+        ...(succeeded ? { '#progress': 'progress', '#total': 'total', '#processed': 'processed' } : {}),
+      },
       ExpressionAttributeValues: {
         ':final': finish.state,
         ':running': 'running',
