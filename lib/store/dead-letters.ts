@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -126,6 +127,85 @@ export class DeadLetterStore {
   /** Removes a resolved entry (a retry loaded it). */
   async resolve(sourceId: string, entryId: string): Promise<void> {
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { sourceId, entryId } }));
+  }
+
+  /**
+   * Resolves the open item entries of entities that were just loaded: a later run that stores
+   * an entity proves its old failure is over, so the entry leaves dead_letters (DESIGN §6:
+   * dead letters are what is still wrong). A source with no open item entry costs one keys-only
+   * read of one key; otherwise one batch read for the page's ids, and a delete per match,
+   * conditional on the entry not having failed again since `loadedAt`. Returns the ids resolved.
+   */
+  async resolveLoaded(sourceId: string, entityIds: readonly string[], loadedAt: number): Promise<string[]> {
+    if (entityIds.length === 0) return [];
+    const probe = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'sourceId = :s AND begins_with(entryId, :item)',
+        ExpressionAttributeValues: { ':s': sourceId, ':item': 'item#' },
+        ProjectionExpression: 'entryId',
+        Limit: 1,
+      }),
+    );
+    if ((probe.Items ?? []).length === 0) return [];
+    const open = new Set<string>();
+    const ids = [...new Set(entityIds.map((id) => deadLetterEntryId('item', id)))];
+    for (let i = 0; i < ids.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = ids
+        .slice(i, i + 100)
+        .map((entryId) => ({ sourceId, entryId }));
+      while (keys && keys.length > 0) {
+        const { Responses, UnprocessedKeys } = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ProjectionExpression: 'entryId' } },
+          }),
+        );
+        for (const item of Responses?.[this.tableName] ?? []) open.add(item.entryId as string);
+        keys = UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    const resolved: string[] = [];
+    for (const entryId of open) {
+      try {
+        await this.doc.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { sourceId, entryId },
+            ConditionExpression: 'lastFailedAt <= :loadedAt',
+            ExpressionAttributeValues: { ':loadedAt': loadedAt },
+          }),
+        );
+        resolved.push(entryId);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return resolved;
+  }
+
+  /**
+   * How many entries are open whose last failure was in `runId`: the run's "K in DLQ", item and
+   * page entries alike, counted where `dlq list --run` lists them, so the two always agree.
+   */
+  async countOpen(sourceId: string, runId: string): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: INDEX.deadLettersByRun,
+          KeyConditionExpression: 'runId = :runId',
+          FilterExpression: 'sourceId = :sourceId',
+          ExpressionAttributeValues: { ':runId': runId, ':sourceId': sourceId },
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return count;
   }
 
   /** Open entries of a source, a page at a time, optionally only those of one error class or run. */

@@ -1,4 +1,12 @@
-import type { Checkpoint, ResumeRecord, RunFailure, RunMode, RunState, SyncRun } from '../run/model.js';
+import type {
+  Checkpoint,
+  ResumeRecord,
+  RunFailure,
+  RunMode,
+  RunState,
+  RunTrigger,
+  SyncRun,
+} from '../run/model.js';
 
 /** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
 export function toSyncRun(item: Record<string, unknown>): SyncRun {
@@ -7,6 +15,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     runId: item.runId as string,
     sourceId: item.sourceId as string,
     mode: item.mode as RunMode,
+    trigger: (item.trigger ?? 'api') as RunTrigger,
     params: (item.params ?? {}) as Record<string, unknown>,
     paramsHash: item.paramsHash as string,
     state: item.state as RunState,

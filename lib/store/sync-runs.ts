@@ -6,7 +6,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARD, INDEX } from '../resources/definitions.js';
-import type { Checkpoint, ResumeRecord, RunFailure, RunMode, SyncRun } from '../run/model.js';
+import type { Checkpoint, ResumeRecord, RunFailure, RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import {
   DuplicatePageError,
   isConditionFailure,
@@ -30,6 +30,8 @@ export interface NewRun {
   readonly params: Record<string, unknown>;
   readonly paramsHash: string;
   readonly resume: ResumeRecord;
+  /** Who started it; default `api`. */
+  readonly trigger?: RunTrigger;
   readonly now: number;
 }
 
@@ -114,6 +116,7 @@ export class SyncRunStore {
       runId: run.runId,
       sourceId: run.sourceId,
       mode: run.mode,
+      trigger: run.trigger ?? 'api',
       params: run.params,
       paramsHash: run.paramsHash,
       state: 'queued',

@@ -10,7 +10,7 @@ import {
   StartRunBodySchema,
 } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { toRunView } from '../views.js';
+import { runView, toRunView, triggerOf } from '../views.js';
 
 /** Runs: start, read, list, cancel (DESIGN §9). */
 export const runRoutes: Route[] = [
@@ -26,8 +26,12 @@ export const runRoutes: Route[] = [
     body: StartRunBodySchema,
     responses: { 202: { description: 'Queued', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, body, deps }) {
-      const run = await startRun(deps, { sourceId: params.sourceId, mode: body.mode });
+    async handle({ params, body, deps, request }) {
+      const run = await startRun(deps, {
+        sourceId: params.sourceId,
+        mode: body.mode,
+        trigger: triggerOf(request),
+      });
       return {
         status: 202,
         body: toRunView(run, deps.clock.now()),
@@ -50,11 +54,8 @@ export const runRoutes: Route[] = [
       const page = await listPage(deps.cursors, `runs:${params.sourceId}`, query.cursor, (cursor) =>
         deps.runs.listBySource(params.sourceId, { limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
-      const now = deps.clock.now();
-      return {
-        status: 200,
-        body: { items: page.items.map((run) => toRunView(run, now)), nextCursor: page.nextCursor },
-      };
+      const items = await Promise.all(page.items.map((run) => runView(deps, run)));
+      return { status: 200, body: { items, nextCursor: page.nextCursor } };
     },
   }),
   defineRoute({
@@ -68,7 +69,7 @@ export const runRoutes: Route[] = [
     responses: { 200: { description: 'The run', schema: RunViewSchema } },
     problems: [404],
     async handle({ params, deps }) {
-      return { status: 200, body: toRunView(await deps.runs.require(params.runId), deps.clock.now()) };
+      return { status: 200, body: await runView(deps, await deps.runs.require(params.runId)) };
     },
   }),
   defineRoute({
@@ -84,8 +85,10 @@ export const runRoutes: Route[] = [
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
     async handle({ params, deps }) {
-      const now = deps.clock.now();
-      return { status: 200, body: toRunView(await deps.lifecycle.cancel(params.runId, now), now) };
+      return {
+        status: 200,
+        body: await runView(deps, await deps.lifecycle.cancel(params.runId, deps.clock.now())),
+      };
     },
   }),
 ];
