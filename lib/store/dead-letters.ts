@@ -72,6 +72,11 @@ function excerptOf(payload: unknown): string | null {
   return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
 }
 
+/** Round trips one filtered listing page may take before it answers with what it has. */
+const MAX_LIST_ROUNDS = 10;
+/** Entries read per round of a filtered listing (the filter drops some after the read). */
+const FILTERED_READ = 100;
+
 /** The dead_letters repository. */
 export class DeadLetterStore {
   constructor(
@@ -231,22 +236,45 @@ export class DeadLetterStore {
     }
     const byRun = options.runId !== undefined;
     if (byRun) filters.push('sourceId = :sourceId');
-    const { Items = [], LastEvaluatedKey } = await this.doc.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
-        KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
-        ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
-        ExpressionAttributeValues: {
-          ':sourceId': sourceId,
-          ...(byRun ? { ':runId': options.runId } : {}),
-          ...values,
-        },
-        Limit: options.limit ?? 50,
-        ExclusiveStartKey: decodeCursor(options.cursor ?? undefined),
-      }),
-    );
-    return { items: Items as DeadLetter[], cursor: encodeCursor(LastEvaluatedKey) };
+    const limit = options.limit ?? 50;
+    const items: DeadLetter[] = [];
+    let start = decodeCursor(options.cursor ?? undefined);
+    // DynamoDB applies Limit before the filter, so one query may match nothing and still have
+    // more: keep reading (asking only for what is missing, so a page never overshoots) until the
+    // page is full or the listing ends, within a bound on round trips.
+    for (let round = 0; round < MAX_LIST_ROUNDS; round++) {
+      const { Items = [], LastEvaluatedKey } = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
+          KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
+          ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+          ExpressionAttributeValues: {
+            ':sourceId': sourceId,
+            ...(byRun ? { ':runId': options.runId } : {}),
+            ...values,
+          },
+          Limit: filters.length > 0 ? Math.max(limit - items.length, FILTERED_READ) : limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of Items) {
+        if (items.length === limit) break;
+        items.push(item as DeadLetter);
+      }
+      start = LastEvaluatedKey;
+      if (items.length === limit && Items.length > 0) {
+        // A full page: continue after its last item (the query may have read past it).
+        const last = items.at(-1)!;
+        start = byRun
+          ? { sourceId: last.sourceId, entryId: last.entryId, runId: last.runId }
+          : { sourceId: last.sourceId, entryId: last.entryId };
+        if (!LastEvaluatedKey && last === Items.at(-1)) start = undefined;
+        break;
+      }
+      if (!start) break;
+    }
+    return { items, cursor: encodeCursor(start) };
   }
 
   /** Every open entry of a source (for retry-failed snapshots and counts). */

@@ -110,3 +110,41 @@ describe('a retry-failed run', () => {
     expect(retry.summary).toBe('recovered 2, 1 still failing in DLQ');
   });
 });
+
+describe('a filtered dead-letter listing', () => {
+  it('fills its page with matches instead of answering an empty page with a cursor', async () => {
+    const sourceId = `dlq-filter-${++counter}`;
+    const now = Date.now();
+    for (let i = 0; i < 30; i++)
+      await engine.deps.deadLetters.record({
+        sourceId,
+        kind: 'item',
+        ref: `e-${String(i).padStart(3, '0')}`,
+        // Matches are sparse and all at the end: the first reads find none.
+        errorClass: i >= 24 ? 'transient' : 'permanent',
+        reason: 'x',
+        attempts: 1,
+        runId: 'r',
+        page: 1,
+        now,
+      });
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await engine.deps.deadLetters.list(sourceId, {
+        errorClass: 'transient',
+        limit: 4,
+        ...(cursor ? { cursor } : {}),
+      });
+      expect(page.items.length === 4 || page.cursor === undefined).toBe(true);
+      seen.push(...page.items.map((e) => e.ref));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor && pages < 10);
+
+    expect(seen).toEqual(['e-024', 'e-025', 'e-026', 'e-027', 'e-028', 'e-029']);
+    expect(pages).toBe(2);
+  });
+});
