@@ -10,7 +10,7 @@ import {
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
 import { isConditionFailure } from './errors.js';
-import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 
 export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
 export type DeadLetterKind = (typeof DEAD_LETTER_KINDS)[number];
@@ -127,6 +127,20 @@ export class DeadLetterStore {
       new GetCommand({ TableName: this.tableName, Key: { sourceId, entryId }, ConsistentRead: true }),
     );
     return Item as DeadLetter | undefined;
+  }
+
+  /** Deletes every entry of a source (the source was deleted). Returns how many. */
+  async deleteAllOf(sourceId: string): Promise<number> {
+    return deleteAllQueried(
+      this.doc,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'sourceId = :s',
+        ExpressionAttributeValues: { ':s': sourceId },
+        ProjectionExpression: 'sourceId, entryId',
+      },
+      (item) => ({ sourceId: item.sourceId, entryId: item.entryId }),
+    );
   }
 
   /** Removes a resolved entry (a retry loaded it). */

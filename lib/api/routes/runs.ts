@@ -3,6 +3,7 @@ import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   EmptyBodySchema,
+  ListAllRunsQuerySchema,
   ListRunsQuerySchema,
   RunPageSchema,
   RunPathSchema,
@@ -53,6 +54,29 @@ export const runRoutes: Route[] = [
       await deps.sources.require(params.sourceId);
       const page = await listPage(deps.cursors, `runs:${params.sourceId}`, query.cursor, (cursor) =>
         deps.runs.listBySource(params.sourceId, { limit: query.limit, ...(cursor ? { cursor } : {}) }),
+      );
+      const items = await Promise.all(page.items.map((run) => runView(deps, run)));
+      return { status: 200, body: { items, nextCursor: page.nextCursor } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listAllRuns',
+    summary: 'List runs of every source, optionally in one state',
+    description:
+      'Scans the runs table: each page holds up to `limit` runs (newest first within the page); pages are in no particular order. For "what is running" or "what failed" across sources.',
+    tag: 'runs',
+    query: ListAllRunsQuerySchema,
+    responses: { 200: { description: 'A page of runs', schema: RunPageSchema } },
+    problems: [],
+    async handle({ query, deps }) {
+      const page = await listPage(deps.cursors, `runs:*:${query.state ?? ''}`, query.cursor, (cursor) =>
+        deps.runs.listAcrossSources({
+          limit: query.limit,
+          ...(query.state ? { state: query.state } : {}),
+          ...(cursor ? { cursor } : {}),
+        }),
       );
       const items = await Promise.all(page.items.map((run) => runView(deps, run)));
       return { status: 200, body: { items, nextCursor: page.nextCursor } };

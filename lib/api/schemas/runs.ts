@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
-import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+import {
+  IsoTimeSchema,
+  PageQuerySchema,
+  pageQueryShape,
+  pageSchema,
+  RunIdSchema,
+  SourceIdSchema,
+} from './common.js';
 
 /** `/runs/{runId}` path parameters. */
 export const RunPathSchema = z.strictObject({ runId: RunIdSchema });
@@ -92,3 +99,8 @@ export type RunView = z.infer<typeof RunViewSchema>;
 export const RunPageSchema = pageSchema(RunViewSchema, 'RunPage');
 /** Query of `GET /sources/{sourceId}/runs`. */
 export const ListRunsQuerySchema = PageQuerySchema;
+/** Query of `GET /runs`: every source's runs, optionally in one state. */
+export const ListAllRunsQuerySchema = z.strictObject({
+  ...pageQueryShape,
+  state: z.enum(RUN_STATES).optional().meta({ description: 'Only runs in this state' }),
+});
