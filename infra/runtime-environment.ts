@@ -41,6 +41,11 @@ export function baseEnvironment({
     SCHEDULE_GROUP: scheduleGroupName,
     MAX_PAGES_PER_RUN: String(settings.maxPagesPerRun),
     LOG_LEVEL: settings.logLevel,
+    // The source posture (lib/connectors/url-policy.ts), explicit: on AWS never loopback.
+    SOURCE_ALLOW_LOOPBACK: 'false',
+    SOURCE_ALLOW_PRIVATE: String(settings.allowPrivateSources),
+    SOURCE_ALLOWED_HOSTS: settings.allowedSourceHosts.join(','),
+    SHARED_SECRET_REFS: settings.sharedSecretRefs.join(','),
   };
 }
 

@@ -27,6 +27,24 @@ export interface HarvesterSettings {
   readonly logLevel: LogLevel;
   /** X-Ray active tracing on every function. Context `harvester:tracing`. Default `true`. */
   readonly tracing: boolean;
+  /**
+   * Hosts sources may use (`api.example.com`, `*.example.com`); empty: any public host. Enforced
+   * at `PUT /sources` and before every request. Context `harvester:allowedSourceHosts`
+   * (a list, or a comma-separated string). Default none.
+   */
+  readonly allowedSourceHosts: readonly string[];
+  /**
+   * Whether sources may reach private network ranges (10/8, 172.16/12, 192.168/16, 100.64/10,
+   * fc00::/7). Only meaningful with a VPC-attached worker, which this stack does not create.
+   * Context `harvester:allowPrivateSources`. Default `false`.
+   */
+  readonly allowPrivateSources: boolean;
+  /**
+   * Secret references every source may use besides its own `harvester/<sourceId>/…` secrets
+   * (`ssm:/org/github-token`, `secretsmanager:org/api-key`); the worker is granted exactly these.
+   * Context `harvester:sharedSecretRefs`. Default none.
+   */
+  readonly sharedSecretRefs: readonly string[];
 }
 
 /** Defaults of {@link HarvesterSettings}. */
@@ -36,6 +54,9 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   maxPagesPerRun: 100_000,
   logLevel: 'INFO',
   tracing: true,
+  allowedSourceHosts: [],
+  allowPrivateSources: false,
+  sharedSecretRefs: [],
 };
 
 /** Context keys of {@link HarvesterSettings}, as written in cdk.json or on the command line. */
@@ -45,6 +66,9 @@ export const SETTINGS_CONTEXT = {
   maxPagesPerRun: 'harvester:maxPagesPerRun',
   logLevel: 'harvester:logLevel',
   tracing: 'harvester:tracing',
+  allowedSourceHosts: 'harvester:allowedSourceHosts',
+  allowPrivateSources: 'harvester:allowPrivateSources',
+  sharedSecretRefs: 'harvester:sharedSecretRefs',
 } as const satisfies Record<keyof HarvesterSettings, string>;
 
 /**
@@ -97,6 +121,17 @@ function contextLogLevel(value: unknown, key: string): LogLevel | undefined {
   return level;
 }
 
+function contextList(value: unknown, key: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const entries = typeof value === 'string' ? value.split(',') : value;
+  if (!Array.isArray(entries) || entries.some((entry) => typeof entry !== 'string' || entry.includes(','))) {
+    throw new Error(
+      `context ${key} must be a list of strings or a comma-separated string, got ${JSON.stringify(value)}`,
+    );
+  }
+  return entries.map((entry: string) => entry.trim()).filter((entry) => entry.length > 0);
+}
+
 /**
  * Resolves the settings of a stack: explicit props, then CDK context, then {@link DEFAULT_SETTINGS}.
  * Context values typed on the command line arrive as strings, so they are parsed and validated here.
@@ -119,5 +154,17 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       DEFAULT_SETTINGS.maxPagesPerRun,
     logLevel: props.logLevel ?? contextLogLevel(ctx('logLevel'), k.logLevel) ?? DEFAULT_SETTINGS.logLevel,
     tracing: props.tracing ?? contextBoolean(ctx('tracing'), k.tracing) ?? DEFAULT_SETTINGS.tracing,
+    allowedSourceHosts:
+      props.allowedSourceHosts ??
+      contextList(ctx('allowedSourceHosts'), k.allowedSourceHosts) ??
+      DEFAULT_SETTINGS.allowedSourceHosts,
+    allowPrivateSources:
+      props.allowPrivateSources ??
+      contextBoolean(ctx('allowPrivateSources'), k.allowPrivateSources) ??
+      DEFAULT_SETTINGS.allowPrivateSources,
+    sharedSecretRefs:
+      props.sharedSecretRefs ??
+      contextList(ctx('sharedSecretRefs'), k.sharedSecretRefs) ??
+      DEFAULT_SETTINGS.sharedSecretRefs,
   };
 }

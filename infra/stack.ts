@@ -55,6 +55,7 @@ export class HarvesterStack extends Stack {
     this.pipeline = new PagePipeline(this, 'Pipeline', {
       ...shared,
       workerMaxConcurrency: settings.workerMaxConcurrency,
+      sharedSecretRefs: settings.sharedSecretRefs,
     });
     this.adminApi = new AdminApi(this, 'Api', shared);
 
@@ -69,6 +70,8 @@ export class HarvesterStack extends Stack {
       worker: this.pipeline.worker.fn,
       reaper: this.scheduling.reaper.fn,
       drain: this.pipeline.drain.fn,
+      startRunDlq: this.scheduling.startRunDlq,
+      api: this.adminApi.api,
     });
 
     this.outputs();
@@ -85,6 +88,7 @@ export class HarvesterStack extends Stack {
     out('ItemsTableName', this.tables.items.tableName, 'ITEMS_TABLE');
     out('PageQueueUrl', this.messaging.pageQueue.queueUrl, 'PAGE_QUEUE_URL');
     out('PageDlqUrl', this.messaging.pageDlq.queueUrl, 'PAGE_DLQ_URL');
+    out('StartRunDlqUrl', this.scheduling.startRunDlq.queueUrl, 'Scheduled starts that failed');
     out('EventBusName', this.messaging.bus.eventBusName, 'EVENT_BUS_NAME');
     out('ScheduleGroupName', this.scheduling.group.scheduleGroupName, 'SCHEDULE_GROUP');
     out('NotificationTopicArn', this.notifications.topic.topicArn, 'Run-outcome and alarm notifications');

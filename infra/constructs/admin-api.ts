@@ -3,6 +3,7 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -83,13 +84,21 @@ export class AdminApi extends Construct {
       removalPolicy: props.removalPolicy,
     });
     const role = this.handler.role;
-    this.cursorKey.grantRead(role);
-    for (const key of ['syncRuns', 'sources', 'deadLetters', 'items'] as const) {
-      tables.grantData(role, key, 'readWrite');
-    }
+    // GetSecretValue only: grantRead would add DescribeSecret, which the API never calls.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [this.cursorKey.secretArn],
+      }),
+    );
+    // Least privilege as used: runs are started and cancelled, sources written, dead letters only
+    // listed (workers record and resolve them), items never touched.
+    tables.grantData(role, 'syncRuns', 'readWrite');
+    tables.grantData(role, 'sources', 'readWrite');
+    tables.grantData(role, 'deadLetters', 'read');
     messaging.pageQueue.grantSendMessages(role);
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
-    // cancelling a deferred run removes its one-time schedule.
+    // cancelling a run lists and deletes its pending deferral schedules.
     scheduling.grantSchedules(this.handler, ['Create', 'Update', 'Delete', 'Get']);
     scheduling.grantListSchedules(this.handler);
 

@@ -1,10 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, type CfnFunction, type RecursiveLoop, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  type CfnFunction,
+  type IDestination,
+  type RecursiveLoop,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { secretLocation } from '../../lib/connectors/secret-binding.js';
 import { METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
 import { type RuntimeEnvironment, toLambdaEnvironment } from '../runtime-environment.js';
 import { SERVICE_NAME } from '../settings.js';
@@ -40,6 +48,8 @@ export interface HarvesterFunctionProps {
   /** Lambda's own async retries (Scheduler invocations); default 2 as in Lambda. */
   readonly asyncRetryAttempts?: number;
   readonly recursiveLoop?: RecursiveLoop;
+  /** Where an asynchronous invocation goes after Lambda's retries failed (start-run's DLQ). */
+  readonly onFailure?: IDestination;
 }
 
 /**
@@ -80,6 +90,7 @@ export class HarvesterFunction extends Construct {
       tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       retryAttempts: props.asyncRetryAttempts,
       recursiveLoop: props.recursiveLoop,
+      onFailure: props.onFailure,
       environment: {
         ...toLambdaEnvironment(props.environment),
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
@@ -95,7 +106,9 @@ export class HarvesterFunction extends Construct {
         // Error classes are told apart by name (`RunFencedError`, …): keep names through minification.
         keepNames: true,
         sourceMap: true,
-        sourceMapMode: SourceMapMode.EXTERNAL,
+        // DEFAULT (esbuild "linked") writes `//# sourceMappingURL=index.mjs.map` into the bundle: without that comment
+        // `--enable-source-maps` finds no map and stack traces stay minified.
+        sourceMapMode: SourceMapMode.DEFAULT,
         sourcesContent: false,
         // Pin the SDK the code was tested with instead of the runtime's moving copy.
         bundleAwsSDK: true,
@@ -136,9 +149,11 @@ export class HarvesterFunction extends Construct {
 
   /**
    * Lets the function resolve connector secrets, which sources hold only by reference (DESIGN §3):
-   * SSM parameters and Secrets Manager secrets whose names start with `harvester/`.
+   * SSM parameters and Secrets Manager secrets under `harvester/` (each source may only use its own
+   * `harvester/<sourceId>/…`, which the API and the worker enforce; IAM cannot tell sources apart
+   * inside one role), plus exactly the stack's shared secrets, wherever they live.
    */
-  grantSecretReferences(): void {
+  grantSecretReferences(sharedSecretRefs: readonly string[] = []): void {
     const stack = Stack.of(this);
     for (const [service, pattern] of [
       ['ssm', 'parameter/harvester/*'],
@@ -148,25 +163,36 @@ export class HarvesterFunction extends Construct {
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:${service}:<AWS::Region>:<AWS::AccountId>:${pattern}]`,
         reason:
           'Sources name their credentials by reference, chosen by the operator at runtime; the grant is ' +
-          `read-only and confined to the "harvester/" name prefix (${service}).`,
+          `read-only and confined to the "harvester/" name prefix (${service}); the per-source ` +
+          '"harvester/<sourceId>/" binding is enforced by the API and the worker.',
       });
     }
+    const shared = sharedSecretRefs.map(secretLocation).filter((l) => !l.name.startsWith('harvester/'));
+    const ssmArn = (name: string) =>
+      stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: name });
+    const secretArn = (name: string) =>
+      stack.formatArn({
+        service: 'secretsmanager',
+        resource: 'secret',
+        resourceName: name,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameter'],
-        resources: [stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: 'harvester/*' })],
+        resources: [
+          ssmArn('harvester/*'),
+          ...shared.filter((l) => l.store === 'ssm').map((l) => ssmArn(l.name)),
+        ],
       }),
     );
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
         resources: [
-          stack.formatArn({
-            service: 'secretsmanager',
-            resource: 'secret',
-            resourceName: 'harvester/*',
-            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-          }),
+          secretArn('harvester/*'),
+          // Secrets Manager appends a random 6-character suffix to every secret ARN.
+          ...shared.filter((l) => l.store === 'secretsmanager').map((l) => secretArn(`${l.name}-??????`)),
         ],
       }),
     );

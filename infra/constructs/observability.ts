@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -22,6 +23,9 @@ export interface ObservabilityProps {
   readonly worker: lambda.IFunction;
   readonly reaper: lambda.IFunction;
   readonly drain: lambda.IFunction;
+  /** Scheduled starts that failed after Lambda's retries. */
+  readonly startRunDlq: sqs.IQueue;
+  readonly api: apigw.IHttpApi;
 }
 
 /** A Harvester EMF metric (DESIGN §9 counters), summed per period unless told otherwise. */
@@ -88,10 +92,37 @@ export class Observability extends Construct {
       threshold: 1,
       evaluationPeriods: 1,
     });
+    this.alarm('QueueBacklog', {
+      alarmDescription:
+        "A run's next page has waited over 10 minutes for a worker (reaper metric OldestWaitSeconds): the page queue is backlogged. Runs wait, they are not restarted.",
+      metric: emf(METRIC.oldestWaitSeconds, cw.Stats.MAXIMUM, minute),
+      threshold: 600,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+    });
     this.alarm('DrainErrors', {
       alarmDescription:
         'The DLQ drain is failing: poison pages stay in the DLQ and their runs are not settled.',
       metric: props.drain.metricErrors({ period: fiveMinutes }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+
+    this.alarm('StartRunFailed', {
+      alarmDescription:
+        'A scheduled start failed after its retries and is in the start-run DLQ: a source schedule did not start its run.',
+      metric: props.startRunDlq.metricApproximateNumberOfMessagesVisible({
+        period: minute,
+        statistic: 'Maximum',
+      }),
+      threshold: 0,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    this.alarm('ApiServerErrors', {
+      alarmDescription:
+        'The admin API answered 5xx (a handler error or timeout); the access log and the API function log carry the request id.',
+      metric: props.api.metricServerError({ period: fiveMinutes, statistic: cw.Stats.SUM }),
       threshold: 1,
       evaluationPeriods: 1,
     });

@@ -28,6 +28,8 @@ export interface PagePipelineProps {
   readonly environment: RuntimeEnvironment;
   /** ESM `MaximumConcurrency` of the worker: the bound on concurrent page fetches. */
   readonly workerMaxConcurrency: number;
+  /** Secrets every source may use besides its own (the stack setting `sharedSecretRefs`). */
+  readonly sharedSecretRefs: readonly string[];
   readonly tracing: boolean;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -72,9 +74,10 @@ export class PagePipeline extends Construct {
     tables.grantData(worker, 'sources', 'readWrite');
     messaging.pageQueue.grantSendMessages(worker);
     messaging.bus.grantPutEventsTo(worker);
-    // Deferrals beyond 900 s: a one-time schedule per page, deleted when no longer needed.
-    scheduling.grantSchedules(this.worker, ['Create', 'Delete']);
-    this.worker.grantSecretReferences();
+    // Deferrals beyond 900 s: a one-time schedule per page, which deletes itself after it fired
+    // (ActionAfterCompletion DELETE); cancel (the API) deletes the ones still pending.
+    scheduling.grantSchedules(this.worker, ['Create']);
+    this.worker.grantSecretReferences(props.sharedSecretRefs);
 
     this.drain = new HarvesterFunction(this, 'Drain', {
       ...common,
@@ -94,7 +97,6 @@ export class PagePipeline extends Construct {
     tables.grantData(drain, 'syncRuns', 'readWrite');
     tables.grantData(drain, 'sources', 'readWrite');
     tables.grantData(drain, 'deadLetters', 'readWrite');
-    tables.grantData(drain, 'items', 'read');
     // Settling a run may continue it past the poison page (DESIGN §6) or fail it (event on the bus).
     messaging.pageQueue.grantSendMessages(drain);
     messaging.bus.grantPutEventsTo(drain);

@@ -1,7 +1,9 @@
-import { Aws, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RuntimeEnvironment } from '../runtime-environment.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../settings.js';
@@ -16,7 +18,7 @@ export interface SchedulingProps {
   /** Environment of the functions created here (see `baseEnvironment`). */
   readonly environment: (scheduleGroupName: string) => RuntimeEnvironment;
   readonly tracing: boolean;
-  /** Removal policy of the schedule group and the log groups, in step with the tables'. */
+  /** Removal policy of the log groups, in step with the tables'. */
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -36,22 +38,41 @@ export class Scheduling extends Construct {
   /** Role that Scheduler assumes: sends deferred pages to the page queue, invokes start-run. */
   readonly schedulerRole: iam.Role;
   readonly startRun: HarvesterFunction;
+  /** Scheduled starts that failed after Lambda's retries (an alarm watches it). */
+  readonly startRunDlq: sqs.Queue;
   readonly reaper: HarvesterFunction;
   readonly reaperSchedule: scheduler.Schedule;
 
   constructor(scope: Construct, id: string, props: SchedulingProps) {
     super(scope, id);
     const { tables, messaging } = props;
-    // Deleting a group deletes its schedules (every source's recurring start), so it follows the data.
-    this.group = new scheduler.ScheduleGroup(this, 'Group', { removalPolicy: props.removalPolicy });
+    // Always deleted with the stack: its schedules target this stack's functions, so a retained
+    // group would keep schedules aimed at deleted functions, and its name (derived from the
+    // construct path) would make the next deploy of the same stack fail with AlreadyExists. The
+    // schedules are derived data: each source row keeps its schedule definitions (README: Operating).
+    this.group = new scheduler.ScheduleGroup(this, 'Group', { removalPolicy: RemovalPolicy.DESTROY });
     const environment = props.environment(this.group.scheduleGroupName);
     const common = { environment, tracing: props.tracing, removalPolicy: props.removalPolicy };
 
+    // Scheduler invokes start-run asynchronously: after Lambda's own retries a failed start would
+    // vanish. It lands here instead, with the request and the error, for 14 days.
+    this.startRunDlq = new sqs.Queue(this, 'StartRunDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    Validations.of(this.startRunDlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the start-run function (Lambda on-failure ' +
+        'destination); its depth alarm (StartRunFailed) is the signal, there is nothing further to redrive to.',
+    });
     this.startRun = new HarvesterFunction(this, 'StartRun', {
       ...common,
       entry: 'start-run',
       description: 'Harvester: starts a run when a source schedule fires',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.startRun,
+      onFailure: new SqsDestination(this.startRunDlq),
     });
     tables.grantData(this.startRun.role, 'syncRuns', 'readWrite');
     tables.grantData(this.startRun.role, 'sources', 'readWrite');
@@ -153,8 +174,9 @@ export class Scheduling extends Construct {
     Validations.of(fn.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'scheduler:ListSchedules supports no resource-level permissions (it is authorized on "*" only); it reveals ' +
-        'schedule names and states, never their targets, and the API filters by the Harvester group itself.',
+        'scheduler:ListSchedules supports no resource-level permissions (it is authorized on "*" only). Its ' +
+        "summaries reveal schedule names, states, groups and target ARNs of the account's schedules, but never " +
+        'their inputs or roles; the API lists only the Harvester group (GroupName) and only to reconcile or delete its own.',
     });
   }
 

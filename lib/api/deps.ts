@@ -2,10 +2,12 @@ import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createAwsClients } from '../aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
+import { systemLookup } from '../connectors/url-policy.js';
 import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
+import type { SourceGuard } from './source-guard.js';
 
 /**
  * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the
@@ -13,6 +15,8 @@ import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.j
  */
 export interface ApiDeps extends EngineDeps {
   readonly schedules: SourceSchedules;
+  /** Where sources may point and which secrets they may use; absent means the strict AWS posture. */
+  readonly sourceGuard?: SourceGuard;
   /** Signs the pagination cursors handed out and checks the ones sent back. */
   readonly cursors: CursorSigner;
 }
@@ -29,6 +33,7 @@ export function createApiDeps(
   const { config, scheduler } = options;
   return {
     ...engine,
+    sourceGuard: { policy: config.sourcePolicy, lookup: systemLookup },
     cursors: new CursorSigner(options.cursorKey ?? cursorKeyFromConfig(config)),
     schedules: new SourceSchedules(scheduler, {
       groupName: config.names.scheduleGroup,

@@ -85,3 +85,13 @@ export class RawSecretError extends ApiError {
     );
   }
 }
+
+/** The config points where this stack does not let sources go, or uses a secret it may not. */
+export class SourcePolicyError extends ApiError {
+  override readonly name = 'SourcePolicyError';
+  constructor(readonly errors: readonly FieldError[]) {
+    super(
+      "the config breaks this stack's source policy (secrets bound to the source, https with secrets, allowed hosts and addresses); see errors",
+    );
+  }
+}

@@ -19,6 +19,7 @@ import {
   RawSecretError,
   RequestValidationError,
   RouteNotFoundError,
+  SourcePolicyError,
   UnsupportedMediaTypeError,
 } from './errors.js';
 
@@ -36,6 +37,7 @@ export const PROBLEM_TYPES = {
   invalidConnectorConfig: 'tag:harvester,2025:problems/invalid-connector-config',
   invalidSchedule: 'tag:harvester,2025:problems/invalid-schedule',
   rawSecret: 'tag:harvester,2025:problems/raw-secret',
+  sourcePolicy: 'tag:harvester,2025:problems/source-policy',
   notFound: 'tag:harvester,2025:problems/not-found',
   sourceBusy: 'tag:harvester,2025:problems/source-busy',
   runEnded: 'tag:harvester,2025:problems/run-ended',
@@ -120,6 +122,10 @@ export function problemFor(error: unknown): MappedProblem {
     );
   if (error instanceof RawSecretError)
     return problem(T.rawSecret, 'Raw secret in config', 400, error.message, {
+      errors: prefixed('config', error.errors),
+    });
+  if (error instanceof SourcePolicyError)
+    return problem(T.sourcePolicy, 'Source not allowed', 400, error.message, {
       errors: prefixed('config', error.errors),
     });
   if (error instanceof SourceScheduleError)

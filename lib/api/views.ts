@@ -87,6 +87,9 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
     nextPage: run.nextPage,
     restarts: run.restarts,
     deferredUntil: iso(run.deferredUntil),
+    // A confirmed handoff: the page is in the queue's care (a deferred one from its wake-up on).
+    waitingSince:
+      run.handoff?.sentAt != null ? iso(Math.max(run.handoff.sentAt, run.deferredUntil ?? 0)) : null,
     createdAt: iso(run.createdAt)!,
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),

@@ -64,6 +64,7 @@ export function runLines(run: RunView): string[] {
     `checkpoint ${run.checkpoint ? `page ${run.checkpoint.page} at ${run.checkpoint.at}` : 'none'}`,
   ];
   if (run.deferredUntil) lines.push(`deferred   until ${run.deferredUntil}`);
+  if (run.waitingSince) lines.push(`waiting    in the page queue since ${run.waitingSince} (not crashed)`);
   if (run.failure) lines.push(`failure    ${run.failure.reason}: ${run.failure.message}`);
   lines.push(`created    ${run.createdAt}`);
   if (run.finishedAt) lines.push(`finished   ${run.finishedAt}`);

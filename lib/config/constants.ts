@@ -9,6 +9,8 @@
 export const RELIABILITY = {
   /** 1 + 4 retries, in memory: transient faults heal inside one invocation. */
   attemptsPerRequest: 5,
+  /** Timeout of one source request (the connectors' HTTP helper uses this value): part of every attempt's worst case. */
+  requestTimeoutMs: 30_000,
   /** Full-jitter exponential backoff base: the n-th retry waits up to base × 2^(n-1). */
   backoffBaseMs: 1_000,
   /** Stays below the 90 s silence threshold, so a sleeping worker still heartbeats in time. */
@@ -27,6 +29,18 @@ export const RELIABILITY = {
   /** Cursors and catalogs older than this are stale: discard them and restart from scratch. */
   checkpointFreshnessMs: 6 * 60 * 60 * 1_000,
   /**
+   * A run that made no progress for this long — every wake-up deferred again by a throttling or
+   * unavailable source — ends `failed` with `source_unavailable` and releases its source. The
+   * same 6 h as the freshness budget: past it the position would be discarded anyway.
+   */
+  progressBudgetMs: 6 * 60 * 60 * 1_000,
+  /**
+   * A page confirmed on the queue but not taken by any worker for this long is presumed lost and
+   * sent again at the same epoch (the commit condition makes the extra copy harmless). A backlog
+   * longer than this costs one cheap duplicate per waiting run per period, never a restart.
+   */
+  queueWaitResendMs: 15 * 60 * 1_000,
+  /**
    * A run whose worker dies this many times is a crash loop, not bad luck: it ends `failed` with
    * `restart_limit`. Three lets a run survive two unrelated crashes (a deploy, an OOM) but stops a
    * poison page within ~5 minutes of reaper ticks instead of burning Lambda time forever.
@@ -41,13 +55,31 @@ export const RELIABILITY = {
 } as const;
 
 /**
- * The worst stretch one page may spend in its retry loop: every attempt waiting the cap. The
- * worker's Lambda timeout must exceed this plus the time to load and commit a page.
+ * The worst stretch one source request may spend in its retry loop: every attempt running into
+ * the request timeout and every retry waiting the backoff cap (5 × 30 s + 4 × 60 s = 390 s).
+ * Longer waits are deferred, never slept, so nothing else stretches a step.
  */
-export const WORST_RETRY_STRETCH_MS = (RELIABILITY.attemptsPerRequest - 1) * RELIABILITY.backoffCapMs;
+export const WORST_RETRY_STRETCH_MS =
+  RELIABILITY.attemptsPerRequest * RELIABILITY.requestTimeoutMs +
+  (RELIABILITY.attemptsPerRequest - 1) * RELIABILITY.backoffCapMs;
 
-/** Lambda timeout of the page worker: the worst retry stretch plus two minutes to load and commit. */
-export const WORKER_TIMEOUT_SECONDS = Math.ceil(WORST_RETRY_STRETCH_MS / 1_000) + 120;
+/** Time a step needs besides its source requests: reading the run, loading a page of items, committing. */
+export const STEP_OVERHEAD_MS = 120_000;
+
+/** Lambda timeout of the page worker: the worst retry stretch plus the step's own work (510 s). */
+export const WORKER_TIMEOUT_SECONDS = Math.ceil((WORST_RETRY_STRETCH_MS + STEP_OVERHEAD_MS) / 1_000);
+
+/** Entries a retry-failed page re-fetches at once (one wave). */
+export const RETRY_CONCURRENCY = 5;
+
+/**
+ * Waves of {@link RETRY_CONCURRENCY} re-fetches that fit one worker invocation at their worst,
+ * so a retry-failed page is never killed by the Lambda timeout while its source throttles.
+ */
+export const RETRY_WAVES_PER_PAGE = Math.max(
+  1,
+  Math.floor((WORKER_TIMEOUT_SECONDS * 1_000 - STEP_OVERHEAD_MS) / WORST_RETRY_STRETCH_MS),
+);
 
 /**
  * SQS visibility timeout of the page queue: at least six times the function timeout, as AWS

@@ -20,7 +20,11 @@ export interface ConnectorManifest {
 }
 
 /** Resolves a secret reference (an SSM parameter or Secrets Manager name) to its value. */
-export type SecretResolver = (reference: string) => Promise<string>;
+export interface SecretResolver {
+  (reference: string): Promise<string>;
+  /** Drops a cached value, so the next call reads the store (after the source rejected it). */
+  invalidate?(reference: string): void;
+}
 
 /** What a connector may use while fetching. Connectors never touch DynamoDB, SQS or the retry loop. */
 export interface ConnectorContext {

@@ -1,4 +1,4 @@
-import { SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
+import { ClassifiedError, SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
 import type { HeaderRecord } from '../retry/retry-after.js';
 
 /**
@@ -13,9 +13,30 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Bytes of an error response kept for dead letters and logs: enough to read a message, bounded. */
 export const MAX_BODY_EXCERPT_BYTES = 2_048;
 
+/** Redirect hops followed before a request fails; browsers allow 20, an API needs one or two. */
+export const MAX_REDIRECTS = 5;
+
+/** Statuses that redirect a GET (303 included: the next request is a GET either way). */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Headers kept on a redirect to another origin, when the connector allows following one at all.
+ * An allow-list, not a deny-list: a credential may travel in a header of any name (`x-api-key`).
+ */
+const CROSS_ORIGIN_SAFE_HEADERS = new Set(['accept', 'user-agent']);
+
+/**
+ * What to do with a redirect to another origin: `refuse` (default) fails the request as a
+ * permanent error; `follow-without-credentials` follows it sending only `Accept` and `User-Agent`.
+ */
+export type CrossOriginRedirects = 'refuse' | 'follow-without-credentials';
+
 /** Options of {@link fetchJson}. */
 export interface FetchJsonOptions {
+  /** Request headers, credentials included: they are only ever sent to the first URL's origin. */
   readonly headers?: Record<string, string>;
+  /** Default `refuse`, see {@link CrossOriginRedirects}. */
+  readonly crossOriginRedirects?: CrossOriginRedirects;
   /** Aborts the request from outside (the worker shutting down); combined with the timeout. */
   readonly signal?: AbortSignal;
   /** Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
@@ -67,10 +88,15 @@ export async function readExcerpt(response: Response, maxBytes = MAX_BODY_EXCERP
 }
 
 /**
- * GETs `url` and parses its JSON body.
+ * GETs `url` and parses its JSON body. Redirects are followed by hand (`redirect: 'manual'`),
+ * because `fetch` strips only `Authorization` on a cross-origin hop while connectors may send a
+ * credential in any header: same-origin hops keep every header, a cross-origin hop is refused
+ * (or, when allowed, followed with {@link CROSS_ORIGIN_SAFE_HEADERS} only).
  *
  * @throws SourceHttpError for a non-2xx status, with lower-cased headers and a ≤ 2 KB body excerpt.
  * @throws SourceResponseError when a 2xx body is not JSON (a proxy's HTML page, a truncated body).
+ * @throws ClassifiedError (permanent) for a refused cross-origin redirect, a redirect without a
+ *   usable `Location`, or more than {@link MAX_REDIRECTS} hops.
  * @throws the `fetch` network errors (`TypeError: fetch failed`, `TimeoutError`, `AbortError`) as is.
  */
 export async function fetchJson(
@@ -80,8 +106,51 @@ export async function fetchJson(
 ): Promise<JsonResponse> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-  const response = await fetchFn(url, { method: 'GET', headers: options.headers, signal });
-  const finalUrl = response.url || url;
+  const origin = new URL(url).origin;
+  let current = url;
+  let headers = options.headers;
+  for (let hop = 0; ; hop++) {
+    const response = await fetchFn(current, { method: 'GET', headers, signal, redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return readJson(response, current);
+    await response.body?.cancel().catch(() => undefined);
+    if (hop >= MAX_REDIRECTS) {
+      throw new ClassifiedError('permanent', `more than ${MAX_REDIRECTS} redirects from ${safeUrl(url)}`);
+    }
+    const next = redirectTarget(location, current);
+    if (new URL(next).origin !== origin) {
+      if (options.crossOriginRedirects !== 'follow-without-credentials') {
+        throw new ClassifiedError(
+          'permanent',
+          `redirect from ${safeUrl(current)} to another origin (${new URL(next).origin}) refused: ` +
+            "credentials are only sent to the source's own origin; point the source at the final URL",
+        );
+      }
+      headers = Object.fromEntries(
+        Object.entries(headers ?? {}).filter(([name]) => CROSS_ORIGIN_SAFE_HEADERS.has(name.toLowerCase())),
+      );
+    }
+    current = next;
+  }
+}
+
+function redirectTarget(location: string, from: string): string {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch (cause) {
+    throw new ClassifiedError('permanent', `redirect from ${safeUrl(from)} has an invalid Location`, {
+      cause,
+    });
+  }
+  if (next.protocol !== 'https:' && next.protocol !== 'http:') {
+    throw new ClassifiedError('permanent', `redirect from ${safeUrl(from)} to a non-HTTP URL refused`);
+  }
+  return next.href;
+}
+
+async function readJson(response: Response, requestedUrl: string): Promise<JsonResponse> {
+  const finalUrl = response.url || requestedUrl;
   const headers = headerRecord(response.headers);
   if (!response.ok) {
     throw new SourceHttpError(response.status, headers, await readExcerpt(response), finalUrl);

@@ -3,6 +3,7 @@ import { RELIABILITY } from '../config/constants.js';
 import type { HarvesterConfig } from '../config/env.js';
 import type { SecretResolver } from '../connectors/contract.js';
 import { getConnector } from '../connectors/registry.js';
+import { guardedFetch } from '../connectors/url-policy.js';
 import { createLogger, type HarvesterLogger } from '../observability/logger.js';
 import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
 import { PageQueue } from '../queue/page-queue.js';
@@ -61,7 +62,9 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     events: new RunEvents(clients.events, config.names.eventBus),
     connectors: options.connectors ?? { get: getConnector },
     secrets: options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint }),
-    fetch: options.fetch ?? globalThis.fetch,
+    sourcePolicy: config.sourcePolicy,
+    // Every request a connector sends (each redirect hop too) is checked against the source posture.
+    fetch: options.fetch ?? guardedFetch(globalThis.fetch, config.sourcePolicy),
     clock: options.clock ?? { now: () => Date.now() },
     retry: options.retry ?? realRetryDeps,
     logger: options.logger ?? createLogger(config.logLevel),

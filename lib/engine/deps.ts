@@ -1,4 +1,5 @@
 import type { Connector, SecretResolver } from '../connectors/contract.js';
+import type { SourcePolicy } from '../connectors/url-policy.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 import type { EngineMetrics } from '../observability/metrics.js';
 import type { PageQueue } from '../queue/page-queue.js';
@@ -46,6 +47,8 @@ export interface EngineDeps {
   readonly events: RunEvents;
   readonly connectors: ConnectorLookup;
   readonly secrets: SecretResolver;
+  /** The stack's source posture: the worker binds secrets to the run's source with it. */
+  readonly sourcePolicy: SourcePolicy;
   readonly fetch: typeof fetch;
   readonly clock: Clock;
   readonly retry: RetryDeps;

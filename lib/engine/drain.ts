@@ -5,6 +5,7 @@ import { isActive } from '../run/model.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
+import { sendPage } from './handoff.js';
 import { runConnector } from './page-step.js';
 
 /** The source id under which messages that name no source are filed. */
@@ -113,7 +114,8 @@ export async function drainDeadMessage(
         return { outcome: 'stale', reason: 'page committed meanwhile' };
       throw error;
     }
-    await deps.queue.send({ ...message, page: message.page + 1, cursor, deferred: undefined });
+    const { deferred: _deferred, attempts: _attempts, ...rest } = message;
+    await sendPage(deps, { ...rest, page: message.page + 1, cursor });
     return { outcome: 'continued', entryId };
   }
   await endRun(deps, run, {

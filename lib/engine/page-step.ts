@@ -3,13 +3,15 @@ import { type HarvesterLogger, workLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import { RunStateError } from '../store/errors.js';
-import type { EngineDeps } from './deps.js';
+import { lastProgressAt } from '../run/silence.js';
+import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../store/errors.js';
+import { failUnavailable } from './deferral.js';
+import { type EngineDeps, SimulatedCrashError } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import { resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
-import { rearm } from './restart.js';
 import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
 import { isOwnershipLoss, type StepContext, type StepResult } from './step.js';
@@ -30,15 +32,23 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   let run = await deps.runs.get(message.runId);
   const drop = dropReason(run, message);
   if (drop || !run) {
+    if (drop === 'duplicate_page' && run && successorLost(deps, run, message)) {
+      // This page's commit won, but its successor's send was never confirmed: the worker died
+      // or SQS failed right after the commit. Send it again at the same epoch (DESIGN §4.10).
+      await resendExpectedPage(deps, run, 'duplicate_noticed');
+    }
     deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: drop ?? 'run_not_found' });
     log.info('message dropped', { reason: drop });
     return { outcome: 'dropped', reason: drop ?? 'run_not_found' };
   }
+  let claimed = false;
   try {
-    if (run.state === 'queued') {
-      await startOnce(deps, run);
-      run = await deps.runs.require(run.runId);
+    if (!(run.state === 'queued' && (await startOnce(deps, run)))) {
+      // The first heartbeat of the step, before any work: silence from here on means this worker died.
+      await deps.runs.claim(run.runId, run.epoch, message.page, deps.clock.now());
     }
+    claimed = true;
+    if (run.state === 'queued') run = await deps.runs.require(run.runId);
     const early = await continuationChecks(deps, run, message, log);
     if (early) return early;
     return await processOwnedPage(deps, run, message, log);
@@ -48,17 +58,55 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
       log.info('worker no longer owns the run; stopping', { reason: error.name });
       return { outcome: 'stopped', reason: error.name };
     }
+    if (error instanceof DuplicatePageError || error instanceof PageOutOfOrderError) {
+      // Another delivery of this page took it between our read and our claim.
+      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });
+      return { outcome: 'dropped', reason: 'duplicate_page' };
+    }
+    if (claimed && !(error instanceof SimulatedCrashError)) await handBack(deps, message, log);
     throw error;
   }
 }
 
-/** queued → running; a concurrent delivery of page 1 that already started the run is fine. */
-async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
+/** A handoff older than this without a confirmed send was lost: a send takes milliseconds. */
+const SEND_GRACE_MS = 5_000;
+
+/** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
+function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
+  const handoff = run.handoff;
+  return (
+    run.state === 'running' &&
+    message.epoch === run.epoch &&
+    message.page === run.nextPage - 1 &&
+    handoff !== null &&
+    handoff.page === run.nextPage &&
+    handoff.sentAt === null &&
+    deps.clock.now() - handoff.at > SEND_GRACE_MS
+  );
+}
+
+/**
+ * A step that failed by exception leaves its message to SQS, which redelivers it after the
+ * redelivery delay (and moves it to the page DLQ after `maxReceiveCount`): the run is marked as
+ * waiting for that delivery, so the reaper does not fence it while the DLQ path runs its course.
+ */
+async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLogger): Promise<void> {
+  try {
+    await deps.runs.handBack(message.runId, message.epoch, message.page, deps.clock.now());
+  } catch (error) {
+    log.warn('could not mark the failed page as handed back to the queue', { error: String(error) });
+  }
+}
+
+/** queued → running; false when a concurrent delivery of page 1 already started the run. */
+async function startOnce(deps: EngineDeps, run: SyncRun): Promise<boolean> {
   try {
     await deps.runs.start(run.runId, run.epoch, deps.clock.now());
+    return true;
   } catch (error) {
     if (!(error instanceof RunStateError)) throw error;
     // Someone else started it at this epoch; the page's own conditions arbitrate from here.
+    return false;
   }
 }
 
@@ -70,10 +118,9 @@ async function continuationChecks(
   log: HarvesterLogger,
 ): Promise<StepResult | undefined> {
   const now = deps.clock.now();
-  if (message.deferred && run.checkpoint && now - run.checkpoint.at > RELIABILITY.checkpointFreshnessMs) {
-    log.warn('deferred page woke past the freshness budget; restarting from scratch');
-    await rearm(deps, run, { verdict: 'checkpoint_stale', from: 'scratch', countRestart: false });
-    return { outcome: 'restarted', reason: 'checkpoint_stale' };
+  if (message.deferred && now - lastProgressAt(run) > RELIABILITY.progressBudgetMs) {
+    log.warn('deferred page woke past the progress budget; the source stayed unavailable');
+    return failUnavailable(deps, run, message, 'the page was deferred past the progress budget');
   }
   if (message.page > 1 && message.cursor === null) {
     // Resumed after the last page was committed but before the run was ended: finish it now.

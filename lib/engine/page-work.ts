@@ -1,10 +1,13 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage } from '../connectors/contract.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { DuplicatePageError } from '../store/errors.js';
+import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import { sendPage } from './handoff.js';
 import type { StepContext, StepResult } from './step.js';
 
 /** The later of two ISO versions (string order is time order for one fixed ISO format). */
@@ -53,6 +56,8 @@ export function retryOwned<T>(context: StepContext, operation: () => Promise<T>)
     (error) => connector.classify(error, deps.retry.now()),
     ownedRetryDeps(context),
     {
+      // Attempts spent by earlier deliveries that deferred this page count against its budget.
+      attemptsUsed: context.message.attempts ?? 0,
       onRetry: ({ attempt, waitMs, classification }) => {
         deps.metrics.count(METRIC.retries, 1, { name: 'ErrorClass', value: classification.errorClass });
         context.log.info('retrying source request', { attempt, waitMs, reason: classification.reason });
@@ -70,7 +75,7 @@ export async function fetchWithRetry(
   return retryOwned(context, () =>
     connector.fetchPage(config, cursor, {
       fetch: deps.fetch,
-      secrets: deps.secrets,
+      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
       since: params.since,
       signal: heartbeat.signal,
     }),
@@ -82,7 +87,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { run, message } = context;
   const outcome = await fetchWithRetry(context, message.cursor);
   context.ensureOwned();
-  if (outcome.kind === 'defer') return defer(context, outcome.untilMs, outcome.reason);
+  if (outcome.kind === 'defer') return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts);
   if (outcome.kind === 'dead_letter')
     return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
 
@@ -174,17 +179,6 @@ export async function loadEntities(
   return { loaded: results.length - failed, failed };
 }
 
-/** Records a planned pause, then re-enqueues the same page for when it ends. */
-async function defer(context: StepContext, untilMs: number, reason: string): Promise<StepResult> {
-  const { deps, run, message } = context;
-  const now = deps.clock.now();
-  await deps.runs.defer(run.runId, run.epoch, message.page, untilMs, now);
-  const via = await deps.queue.sendAt({ ...message, deferred: true }, untilMs, now);
-  deps.metrics.count(METRIC.deferrals);
-  context.log.info('page deferred', { until: new Date(untilMs).toISOString(), reason, via: via.via });
-  return { outcome: 'deferred', until: untilMs };
-}
-
 /**
  * A page whose fetch failed for good: record it; continue past it when the connector can
  * compute the next cursor without the response, otherwise end the run failed with its
@@ -271,7 +265,7 @@ export async function commitAndContinue(
     return { outcome: 'committed', next: 'finished' };
   }
   if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-  await deps.queue.send({
+  await sendPage(deps, {
     v: 1,
     runId: run.runId,
     sourceId: run.sourceId,

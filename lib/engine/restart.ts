@@ -1,5 +1,6 @@
 import type { ResumeVerdict, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
+import { sendPage } from './handoff.js';
 
 /**
  * Re-arms a run under a new epoch and enqueues where it continues: page 1 with no cursor
@@ -19,21 +20,23 @@ export async function rearm(
 ): Promise<number> {
   const now = deps.clock.now();
   const fromCheckpoint = decision.from === 'checkpoint' && run.checkpoint !== null;
+  const page = fromCheckpoint ? run.nextPage : 1;
   const epoch = await deps.runs.fence({
     runId: run.runId,
     epoch: run.epoch,
     resume: { reason: decision.verdict, from: fromCheckpoint ? 'checkpoint' : 'scratch', at: now },
     reset: !fromCheckpoint,
     countRestart: decision.countRestart,
+    page,
     ...(decision.params && !fromCheckpoint ? { params: decision.params } : {}),
     now,
   });
-  await deps.queue.send({
+  await sendPage(deps, {
     v: 1,
     runId: run.runId,
     sourceId: run.sourceId,
     epoch,
-    page: fromCheckpoint ? run.nextPage : 1,
+    page,
     cursor: fromCheckpoint ? (run.checkpoint?.cursor ?? null) : null,
   });
   deps.logger.info('run re-armed', {

@@ -1,15 +1,15 @@
 import pLimit from 'p-limit';
+import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { METRIC } from '../observability/metrics.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
+import { deferPage } from './deferral.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
 
-/** Dead letters a retry-failed page takes at once. */
-export const RETRY_PAGE_SIZE = 25;
-/** Item re-fetches in flight at once within one retry page. */
-const RETRY_CONCURRENCY = 5;
+/** Dead letters a retry-failed page takes: as many waves of re-fetches as fit one invocation at their worst. */
+export const RETRY_PAGE_SIZE = RETRY_CONCURRENCY * RETRY_WAVES_PER_PAGE;
 
 type EntryOutcome =
   | { readonly kind: 'resolved'; readonly entities: Entity[] }
@@ -19,7 +19,7 @@ type EntryOutcome =
       readonly errorClass: 'transient' | 'permanent';
       readonly attempts: number;
     }
-  | { readonly kind: 'defer'; readonly untilMs: number };
+  | { readonly kind: 'defer'; readonly untilMs: number; readonly reason: string };
 
 /**
  * A `dlq_retry` page (DESIGN §6): the next slice of the source's dead letters that were open
@@ -40,11 +40,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const deferral = outcomes.find((o): o is Extract<EntryOutcome, { kind: 'defer' }> => o.kind === 'defer');
   if (deferral) {
     // One entry must wait longer than a worker may sleep: retry the whole slice later.
-    const now = deps.clock.now();
-    await deps.runs.defer(run.runId, run.epoch, message.page, deferral.untilMs, now);
-    await deps.queue.sendAt({ ...message, deferred: true }, deferral.untilMs, now);
-    deps.metrics.count(METRIC.deferrals);
-    return { outcome: 'deferred', until: deferral.untilMs };
+    return deferPage(context, deferral.untilMs, deferral.reason, 0);
   }
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
@@ -85,7 +81,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
 
 /** A retried entry that could not be fetched: wait longer, or stay a dead letter with the new error. */
 function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): EntryOutcome {
-  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs };
+  if (outcome.kind === 'defer') return { kind: 'defer', untilMs: outcome.untilMs, reason: outcome.reason };
   return {
     kind: 'failed',
     reason: outcome.reason,
@@ -103,7 +99,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
   const outcome = await retryOwned(context, () =>
     connector.fetchItem(config, entry.ref, {
       fetch: deps.fetch,
-      secrets: deps.secrets,
+      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
       since: null,
       signal: heartbeat.signal,
     }),

@@ -8,14 +8,27 @@ export class SecretError extends Error {
 }
 
 /**
- * Resolves secret references: `ssm:/harvester/github-token` (SSM SecureString) or
- * `secretsmanager:harvester/github-token`; a bare name is an SSM parameter. Values are cached
- * for the life of the process (a Lambda instance), never logged, never stored.
+ * How long a resolved secret is reused. Short, so a rotated secret is picked up within minutes
+ * even when the source keeps accepting the old one; a rejected credential is re-read at once
+ * (see `withCredential` in lib/connectors/credentials.ts).
+ */
+export const SECRET_CACHE_TTL_MS = 5 * 60_000;
+
+/**
+ * Resolves secret references: `ssm:/harvester/<sourceId>/token` (SSM SecureString) or
+ * `secretsmanager:harvester/<sourceId>/token`; a bare name is an SSM parameter. Values are
+ * cached per process (a Lambda instance) for {@link SECRET_CACHE_TTL_MS}, never logged, never
+ * stored; `invalidate` drops one at once.
  */
 export function createSecretResolver(options: {
   region: string;
   endpoint?: string | undefined;
+  /** Epoch ms; injected by tests. */
+  now?: () => number;
+  /** Injected by tests (the SDK call is replaced, the cache is the one under test). */
+  fetchSecret?: (reference: string) => Promise<string>;
 }): SecretResolver {
+  const now = options.now ?? Date.now;
   const base = {
     region: options.region,
     ...(options.endpoint
@@ -24,8 +37,8 @@ export function createSecretResolver(options: {
   };
   let ssm: SSMClient | undefined;
   let secretsManager: SecretsManagerClient | undefined;
-  const cache = new Map<string, Promise<string>>();
-  const resolve = async (reference: string): Promise<string> => {
+  const cache = new Map<string, { value: Promise<string>; expiresAt: number }>();
+  const fromStore = async (reference: string): Promise<string> => {
     if (reference.startsWith('secretsmanager:')) {
       secretsManager ??= new SecretsManagerClient(base);
       const { SecretString } = await secretsManager.send(
@@ -40,15 +53,20 @@ export function createSecretResolver(options: {
     if (!Parameter?.Value) throw new SecretError(`parameter ${reference} has no value`);
     return Parameter.Value;
   };
-  return (reference) => {
-    let value = cache.get(reference);
-    if (!value) {
-      value = resolve(reference).catch((error: unknown) => {
-        cache.delete(reference);
-        throw new SecretError(`could not resolve secret reference ${reference}`, { cause: error });
-      });
-      cache.set(reference, value);
-    }
+  const resolve = options.fetchSecret ?? fromStore;
+  const resolver = (reference: string): Promise<string> => {
+    const cached = cache.get(reference);
+    if (cached && cached.expiresAt > now()) return cached.value;
+    const value = resolve(reference).catch((error: unknown) => {
+      if (cache.get(reference)?.value === value) cache.delete(reference);
+      throw new SecretError(`could not resolve secret reference ${reference}`, { cause: error });
+    });
+    cache.set(reference, { value, expiresAt: now() + SECRET_CACHE_TTL_MS });
     return value;
   };
+  return Object.assign(resolver, {
+    invalidate: (reference: string) => {
+      cache.delete(reference);
+    },
+  });
 }

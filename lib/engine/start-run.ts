@@ -2,6 +2,7 @@ import { ulid } from 'ulid';
 import { runParamsHash } from '../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
+import { sendPage } from './handoff.js';
 
 /** A request to start a run. */
 export interface StartRunInput {
@@ -34,8 +35,8 @@ export interface RunParams extends Record<string, unknown> {
 /**
  * Starts a run (DESIGN §1): takes the source lock and creates the queued run in one transaction,
  * then enqueues page 1. A second start on a busy source fails with `SourceBusyError` naming the
- * active run. If the enqueue is lost (a crash right here), the reaper finds the run queued and
- * silent and enqueues page 1 itself.
+ * active run. If the enqueue is lost (a crash right here), the run's handoff of page 1 stays
+ * unconfirmed and the reaper sends page 1 itself, at the same epoch.
  */
 export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<SyncRun> {
   const now = deps.clock.now();
@@ -60,7 +61,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     trigger: input.trigger ?? 'api',
     now,
   });
-  await deps.queue.send({
+  await sendPage(deps, {
     v: 1,
     runId: run.runId,
     sourceId: run.sourceId,

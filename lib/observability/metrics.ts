@@ -12,6 +12,12 @@ export const METRIC = {
   runsFailed: 'RunsFailed',
   runsResumed: 'RunsResumed',
   runDurationSeconds: 'RunDurationSeconds',
+  /** Runs whose expected page waits in the queue (or on a due deferral), counted by each reaper pass. */
+  runsWaiting: 'RunsWaiting',
+  /** The longest such wait, per reaper pass: the backlog signal the QueueBacklog alarm watches. */
+  oldestWaitSeconds: 'OldestWaitSeconds',
+  /** Expected pages sent again at the same epoch (a send lost after a commit, or a wait past the bound). */
+  pagesResent: 'PagesResent',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 

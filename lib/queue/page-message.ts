@@ -15,6 +15,11 @@ export const PageMessageSchema = z.strictObject({
   cursor: z.string().max(8_192).nullable(),
   /** Set when the message wakes a deferred page: the continuation checks the freshness budget. */
   deferred: z.boolean().optional(),
+  /**
+   * Source attempts this page already spent in earlier deliveries that deferred it: the attempt
+   * budget carries across deferrals instead of starting again at 1 on every wake-up.
+   */
+  attempts: z.number().int().nonnegative().max(1_000).optional(),
 });
 export type PageMessage = z.infer<typeof PageMessageSchema>;
 

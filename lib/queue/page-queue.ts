@@ -1,4 +1,5 @@
-import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import { randomBytes } from 'node:crypto';
+import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { RELIABILITY } from '../config/constants.js';
 import type { PageMessage } from './page-message.js';
@@ -17,9 +18,25 @@ export type Enqueued =
   | { readonly via: 'queue'; readonly delaySeconds: number }
   | { readonly via: 'schedule'; readonly name: string; readonly at: string };
 
-/** Deterministic schedule name for a deferred page: a retried deferral finds the existing schedule. */
-export function deferralScheduleName(message: PageMessage): string {
-  return `defer-${message.runId}-e${message.epoch}-p${message.page}`.slice(0, 64);
+/** The part every deferral schedule of one page shares (operators and cleanup list by it). */
+export function deferralSchedulePrefix(message: Pick<PageMessage, 'runId' | 'epoch' | 'page'>): string {
+  return `defer-${message.runId}-e${message.epoch}-p${message.page}-`;
+}
+
+/**
+ * A schedule name unique per deferral: the page's prefix, the wake-up time and a random tag. A
+ * second deferral of the same page (the first schedule not yet deleted) gets its own schedule
+ * instead of colliding with the first; an extra wake-up is harmless (the commit condition).
+ */
+export function deferralScheduleName(
+  message: PageMessage,
+  untilMs: number,
+  tag = randomBytes(3).toString('hex'),
+): string {
+  const name = `${deferralSchedulePrefix(message)}${Math.ceil(untilMs / 1_000).toString(36)}-${tag}`;
+  // Scheduler names are at most 64 characters; a ULID run id and realistic page numbers fit.
+  if (name.length > 64) throw new Error(`deferral schedule name too long: ${name}`);
+  return name;
 }
 
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the next second. */
@@ -59,28 +76,25 @@ export class PageQueue {
       return { via: 'queue', delaySeconds };
     }
     if (!this.deferral) throw new Error('no Scheduler target configured for deferrals beyond 900 s');
-    const name = deferralScheduleName(message);
+    const name = deferralScheduleName(message, untilMs);
     const at = atExpression(untilMs);
-    try {
-      await this.deferral.scheduler.send(
-        new CreateScheduleCommand({
-          Name: name,
-          GroupName: this.deferral.groupName,
-          ScheduleExpression: at,
-          ScheduleExpressionTimezone: 'UTC',
-          FlexibleTimeWindow: { Mode: 'OFF' },
-          ActionAfterCompletion: 'DELETE',
-          Target: {
-            Arn: this.deferral.queueArn,
-            RoleArn: this.deferral.roleArn,
-            Input: JSON.stringify(message),
-          },
-        }),
-      );
-    } catch (error) {
-      // The same deferral retried (a redelivered message): the schedule is already there.
-      if (!(error instanceof ConflictException)) throw error;
-    }
+    // No ConflictException handling: names are unique per deferral, so a conflict is a real
+    // error, and swallowing it would leave the page without a wake-up.
+    await this.deferral.scheduler.send(
+      new CreateScheduleCommand({
+        Name: name,
+        GroupName: this.deferral.groupName,
+        ScheduleExpression: at,
+        ScheduleExpressionTimezone: 'UTC',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        ActionAfterCompletion: 'DELETE',
+        Target: {
+          Arn: this.deferral.queueArn,
+          RoleArn: this.deferral.roleArn,
+          Input: JSON.stringify(message),
+        },
+      }),
+    );
     return { via: 'schedule', name, at };
   }
 }

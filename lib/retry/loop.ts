@@ -1,5 +1,5 @@
 import { RELIABILITY } from '../config/constants.js';
-import { backoffDelayMs } from './backoff.js';
+import { backoffCeilingMs, backoffDelayMs } from './backoff.js';
 import type { Classification } from './errors.js';
 import type { RetryDeps, RetryOutcome } from './outcome.js';
 
@@ -16,6 +16,11 @@ export interface RetryInfo {
 export interface RetryOptions {
   /** Attempts in total, the first included. Default `RELIABILITY.attemptsPerRequest` (5). */
   readonly attempts?: number;
+  /**
+   * Attempts already spent on this operation by earlier deliveries (a deferred page carries them
+   * on its message): numbering continues from here and they count against `attempts`. Default 0.
+   */
+  readonly attemptsUsed?: number;
   /** Longer waits are deferred through the queue instead of slept. Default `RELIABILITY.maxInlineWaitMs` (60 s). */
   readonly maxInlineWaitMs?: number;
   /** Called before each sleep; an exception it throws is ignored so logging can never break a page. */
@@ -38,12 +43,20 @@ function safeClassify(classify: (error: unknown) => Classification, error: unkno
 /**
  * The wait before the next attempt: the source's own wait when it named a usable one (it knows
  * best), the full-jitter backoff otherwise. A NaN or infinite wait from a faulty classifier falls
- * back to the backoff (it must not defer a page to the end of time); a negative one means "now".
+ * back to the backoff (it must not defer a page to the end of time). A wait that is already over
+ * (a reset our clock sees as past) waits the backoff ceiling of this retry instead: retrying at
+ * once would spend every attempt within milliseconds against a source that just refused.
  */
 function nextWaitMs(classification: Classification, attempt: number, deps: RetryDeps): number {
   const asked = classification.waitMs;
   if (asked === undefined || !Number.isFinite(asked)) return backoffDelayMs(attempt, deps.random);
-  return Math.max(0, asked);
+  return asked <= 0 ? backoffCeilingMs(attempt) : asked;
+}
+
+/** A wait the source asked for that is too long to sleep in this invocation. */
+function longWaitAsked(classification: Classification, maxInlineWaitMs: number): boolean {
+  const asked = classification.waitMs;
+  return asked !== undefined && Number.isFinite(asked) && asked > maxInlineWaitMs;
 }
 
 function notify(onRetry: RetryOptions['onRetry'], info: RetryInfo): void {
@@ -61,11 +74,12 @@ function notify(onRetry: RetryOptions['onRetry'], info: RetryInfo): void {
  * - success → `ok` with the attempts used;
  * - permanent error → `dead_letter` at once (retrying cannot help);
  * - transient error with a wait ≤ `maxInlineWaitMs` → sleep, then the next attempt;
- * - transient error with a longer wait → `defer` until `now + wait`, without sleeping, so the
- *   worker slot is freed and the page comes back through the queue;
- * - transient error on the last attempt → `dead_letter` with class `transient` and the last reason
- *   (checked before the wait, so the attempt budget bounds the loop even under a source that keeps
- *   asking for long pauses).
+ * - transient error with a longer wait the source asked for → `defer` until `now + wait`,
+ *   without sleeping, so the worker slot is freed and the page comes back through the queue — also
+ *   on the last attempt: a source that says "come back in an hour" is throttling, not broken, and
+ *   the engine bounds such waits by the run's progress budget (DESIGN §5), not by attempts;
+ * - any other transient error on the last attempt → `dead_letter` with class `transient` and the
+ *   last reason.
  *
  * @param op - receives the 1-based attempt number.
  * @param classify - usually `(e) => connector.classify(e, deps.now())`.
@@ -82,7 +96,7 @@ export async function retryWithBackoff<T>(
 ): Promise<RetryOutcome<T>> {
   const attempts = Math.max(1, options.attempts ?? RELIABILITY.attemptsPerRequest);
   const maxInlineWaitMs = options.maxInlineWaitMs ?? RELIABILITY.maxInlineWaitMs;
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = Math.max(0, options.attemptsUsed ?? 0) + 1; ; attempt++) {
     let error: unknown;
     try {
       return { kind: 'ok', value: await op(attempt), attempts: attempt };
@@ -91,13 +105,16 @@ export async function retryWithBackoff<T>(
     }
     const classification = safeClassify(classify, error);
     const { errorClass, reason } = classification;
-    if (errorClass === 'permanent' || attempt >= attempts) {
+    if (errorClass === 'permanent') {
+      return { kind: 'dead_letter', errorClass, reason, attempts: attempt, error };
+    }
+    if (longWaitAsked(classification, maxInlineWaitMs)) {
+      return { kind: 'defer', untilMs: deps.now() + classification.waitMs!, reason, attempts: attempt };
+    }
+    if (attempt >= attempts) {
       return { kind: 'dead_letter', errorClass, reason, attempts: attempt, error };
     }
     const waitMs = nextWaitMs(classification, attempt, deps);
-    if (waitMs > maxInlineWaitMs) {
-      return { kind: 'defer', untilMs: deps.now() + waitMs, reason, attempts: attempt };
-    }
     notify(options.onRetry, { attempt, waitMs, classification });
     await deps.sleep(waitMs);
   }

@@ -47,6 +47,22 @@ export interface Checkpoint {
   readonly at: number;
 }
 
+/**
+ * The expected page handed to the queue and not yet claimed by a worker (DESIGN §4.10). Written
+ * with the write that makes the page due (run creation, page commit, deferral, fence); `sentAt`
+ * is set once the message is known to be on the queue (or on a deferral schedule); the worker
+ * that takes the page removes it with its first heartbeat. While it is there, silence means the
+ * page is waiting, not that a worker died.
+ */
+export interface Handoff {
+  /** The page handed over; equals the run's `nextPage` while it is current. */
+  readonly page: number;
+  /** Epoch milliseconds when the page was committed to the queue's care. */
+  readonly at: number;
+  /** Epoch milliseconds when the send was confirmed; null while it may have been lost. */
+  readonly sentAt: number | null;
+}
+
 export interface Progress {
   readonly processed: number;
   /** Total entities when the source tells, else null. */
@@ -85,6 +101,8 @@ export interface SyncRun {
   readonly heartbeatAt: number;
   /** A planned pause: the reaper leaves the run alone until then. Epoch milliseconds. */
   readonly deferredUntil: number | null;
+  /** The expected page as handed to the queue and not yet claimed; null while a worker holds it. */
+  readonly handoff: Handoff | null;
   readonly restarts: number;
   readonly resume: ResumeRecord;
   readonly failure: RunFailure | null;

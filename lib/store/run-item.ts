@@ -1,5 +1,6 @@
 import type {
   Checkpoint,
+  Handoff,
   ResumeRecord,
   RunFailure,
   RunMode,
@@ -30,6 +31,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,
     deferredUntil: (item.deferredUntil ?? null) as number | null,
+    handoff: (item.handoff ?? null) as Handoff | null,
     restarts: (item.restarts ?? 0) as number,
     resume: item.resume as ResumeRecord,
     failure: (item.failure ?? null) as RunFailure | null,

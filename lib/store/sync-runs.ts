@@ -80,6 +80,8 @@ export interface Fence {
   readonly countRestart: boolean;
   /** New parameters for a run restarted from scratch after its source was reconfigured. */
   readonly params?: { readonly params: Record<string, unknown>; readonly paramsHash: string };
+  /** The page the re-armed run continues with (handed to the queue with the fence). */
+  readonly page: number;
   readonly now: number;
 }
 
@@ -134,6 +136,8 @@ export class SyncRunStore {
       progress: { processed: 0, total: null, pages: 0 },
       errorCount: 0,
       heartbeatAt: run.now,
+      // Page 1 is due from the start; startRun confirms the send.
+      handoff: { page: 1, at: run.now, sentAt: null },
       restarts: 0,
       resume: run.resume,
       createdAt: run.now,
@@ -162,7 +166,9 @@ export class SyncRunStore {
     await this.update(
       runId,
       {
-        UpdateExpression: 'SET #state = :running, startedAt = :now, heartbeatAt = :now, updatedAt = :now',
+        // Taking page 1 is the first worker's claim: the handoff ends, silence from now on is a crash.
+        UpdateExpression:
+          'SET #state = :running, startedAt = :now, heartbeatAt = :now, updatedAt = :now REMOVE handoff',
         ConditionExpression: 'attribute_exists(runId) AND #state = :queued AND epoch = :epoch',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: {
@@ -191,6 +197,124 @@ export class SyncRunStore {
   }
 
   /**
+   * The heartbeat a worker sends before it starts work on a page: proof of life from the first
+   * millisecond, and the end of the page's handoff (from now on silence means this worker died).
+   * Conditioned on the page too, so a duplicate delivery learns it is late before fetching.
+   */
+  async claim(runId: string, epoch: number, page: number, now: number): Promise<void> {
+    await this.update(
+      runId,
+      {
+        UpdateExpression: 'SET heartbeatAt = :now, updatedAt = :now REMOVE handoff',
+        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':running': 'running', ':epoch': epoch, ':page': page, ':now': now },
+      },
+      { epoch, page },
+    );
+  }
+
+  /**
+   * Confirms that the handed-over page is on the queue. Returns false when the handoff is no
+   * longer this one (a worker already took the page, the run moved on or ended): nothing to confirm.
+   */
+  async confirmSent(runId: string, epoch: number, page: number, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'SET handoff.sentAt = :now',
+          // Queued too: page 1 of a new run is confirmed before any worker started it.
+          ConditionExpression:
+            'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch AND nextPage = :page AND handoff.page = :page',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':queued': 'queued',
+            ':running': 'running',
+            ':epoch': epoch,
+            ':page': page,
+            ':now': now,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Takes over a handoff to send its page again: conditional on the handoff read (`at`), so of
+   * two reapers (or a reaper and a duplicate delivery) noticing the same lost send, one re-sends.
+   * Returns false when another got there first or a worker took the page meanwhile.
+   */
+  async renewHandoff(
+    runId: string,
+    epoch: number,
+    page: number,
+    readAt: number,
+    now: number,
+  ): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'SET handoff = :handoff',
+          ConditionExpression:
+            'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch AND nextPage = :page AND handoff.page = :page AND handoff.#at = :readAt',
+          ExpressionAttributeNames: { '#state': 'state', '#at': 'at' },
+          ExpressionAttributeValues: {
+            ':queued': 'queued',
+            ':running': 'running',
+            ':epoch': epoch,
+            ':page': page,
+            ':readAt': readAt,
+            ':handoff': { page, at: now, sentAt: null },
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * A step that failed by exception gives its page back to the queue, which redelivers it after
+   * its redelivery delay: the run waits for that delivery (or for the page DLQ and its drain)
+   * instead of looking crashed to the reaper. The page is already on the queue, so the handoff
+   * is confirmed at once.
+   */
+  async handBack(runId: string, epoch: number, page: number, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'SET handoff = :handoff, heartbeatAt = :now, updatedAt = :now',
+          ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':running': 'running',
+            ':epoch': epoch,
+            ':page': page,
+            ':now': now,
+            ':handoff': { page, at: now, sentAt: now },
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
    * Commits one complete page (DESIGN §4.1): checkpoint, nextPage, heartbeat and the counters in
    * one conditional write on state, epoch and nextPage. A duplicate or stale message fails the
    * condition, so it can never count twice or enqueue a successor.
@@ -203,6 +327,8 @@ export class SyncRunStore {
       {
         UpdateExpression: `${[
           'SET checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now, updatedAt = :now',
+          // The successor is due from this instant; the worker confirms its send right after.
+          'handoff = :handoff',
           '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
           'errorCount = errorCount + :errors',
           ...(setTotal ? ['#progress.#total = :total'] : []),
@@ -220,6 +346,7 @@ export class SyncRunStore {
           ':epoch': c.epoch,
           ':page': c.page,
           ':following': c.page + 1,
+          ':handoff': { page: c.page + 1, at: c.now, sentAt: null },
           ':checkpoint': checkpoint,
           ':processed': c.processed,
           ':errors': c.errors,
@@ -237,7 +364,8 @@ export class SyncRunStore {
     await this.update(
       runId,
       {
-        UpdateExpression: 'SET deferredUntil = :until, heartbeatAt = :now, updatedAt = :now',
+        UpdateExpression:
+          'SET deferredUntil = :until, heartbeatAt = :now, updatedAt = :now, handoff = :handoff',
         ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: {
@@ -246,6 +374,7 @@ export class SyncRunStore {
           ':page': page,
           ':until': until,
           ':now': now,
+          ':handoff': { page, at: now, sentAt: null },
         },
       },
       { epoch, page },
@@ -264,7 +393,7 @@ export class SyncRunStore {
       f.runId,
       {
         UpdateExpression:
-          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart${resetParts}${paramsParts}` +
+          `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart, handoff = :handoff${resetParts}${paramsParts}` +
           ' REMOVE deferredUntil',
         ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch',
         ExpressionAttributeNames: {
@@ -280,6 +409,7 @@ export class SyncRunStore {
           ':resume': f.resume,
           ':now': f.now,
           ':restart': f.countRestart ? 1 : 0,
+          ':handoff': { page: f.page, at: f.now, sentAt: null },
           ...(f.reset ? { ':first': 1, ':zero': { processed: 0, total: null, pages: 0 }, ':none': 0 } : {}),
           ...(f.params ? { ':params': f.params.params, ':paramsHash': f.params.paramsHash } : {}),
         },
@@ -301,7 +431,7 @@ export class SyncRunStore {
         'SET #state = :final, finishedAt = :now, updatedAt = :now' +
         (finish.failure ? ', failure = :failure' : '') +
         (finish.resume ? ', #resume = :resume' : '') +
-        ' REMOVE activeShard, deferredUntil',
+        ' REMOVE activeShard, deferredUntil, handoff',
       ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
       ExpressionAttributeNames: { '#state': 'state', ...(finish.resume ? { '#resume': 'resume' } : {}) },
       ExpressionAttributeValues: {
@@ -327,7 +457,7 @@ export class SyncRunStore {
     return {
       Key: { runId },
       UpdateExpression:
-        'SET #state = :cancelled, finishedAt = :now, updatedAt = :now REMOVE activeShard, deferredUntil',
+        'SET #state = :cancelled, finishedAt = :now, updatedAt = :now REMOVE activeShard, deferredUntil, handoff',
       ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running)',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {

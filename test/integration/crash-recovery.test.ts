@@ -79,7 +79,6 @@ describe('a crash at each step boundary', () => {
   it.each([
     ['beforeFetch', 0],
     ['afterLoad', 1],
-    ['afterCommit', 0],
   ] as const)(
     'at %s: an incremental ordered run resumes from its checkpoint and re-fetches at most %i page',
     async (point, refetches) => {
@@ -98,7 +97,28 @@ describe('a crash at each step boundary', () => {
     },
   );
 
-  it.each(['beforeFetch', 'afterLoad', 'afterCommit'] as const)(
+  it.each(['incremental', 'full'] as const)(
+    'at afterCommit: a %s run gets its successor re-sent at the same epoch, spends no restart and re-fetches nothing',
+    async (mode) => {
+      const { sourceId, fake } = await newSource();
+
+      const started = await startAndCrash(sourceId, mode, 'afterCommit', 4);
+      const report = await silenceThenReap();
+      const run = await waitForRun(engine.deps, started.runId);
+
+      expect(report.actions).toContainEqual({
+        runId: started.runId,
+        verdict: 'send_unconfirmed',
+        action: 'resend',
+      });
+      expect(run).toMatchObject({ epoch: 1, restarts: 0 });
+      expect(run.resume.reason).toBe('fresh_start');
+      await expectComplete(run, fake);
+      expect(fake.stats().duplicatePageServes).toBe(0);
+    },
+  );
+
+  it.each(['beforeFetch', 'afterLoad'] as const)(
     'at %s: a full run restarts from scratch and ends complete',
     async (point) => {
       const { sourceId, fake } = await newSource();
@@ -187,12 +207,12 @@ describe('the freshness budget', () => {
     await expectComplete(run, fake);
   });
 
-  it('restarts from scratch when a deferred page wakes past the budget', async () => {
-    const { sourceId, fake } = await newSource();
+  it('ends the run source_unavailable, position kept and lock released, when a deferred page wakes past the budget', async () => {
+    const { sourceId } = await newSource();
     const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 2);
     const stalled = await engine.deps.runs.require(started.runId);
 
-    clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
+    clock.advance(RELIABILITY.progressBudgetMs + 60_000);
     const woken = await processPage(engine.deps, {
       v: 1,
       runId: started.runId,
@@ -204,16 +224,21 @@ describe('the freshness budget', () => {
     });
     const run = await waitForRun(engine.deps, started.runId);
 
-    expect(woken).toEqual({ outcome: 'restarted', reason: 'checkpoint_stale' });
-    expect(run.resume.reason).toBe('checkpoint_stale');
-    await expectComplete(run, fake);
+    expect(woken).toEqual({ outcome: 'failed', reason: 'source_unavailable' });
+    expect(run.failure?.reason).toBe('source_unavailable');
+    expect(run.checkpoint).toEqual(stalled.checkpoint);
+    expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
+    const entries = await engine.deps.deadLetters.list(sourceId, { runId: started.runId });
+    expect(entries.items).toContainEqual(
+      expect.objectContaining({ kind: 'page', page: 3, ref: stalled.checkpoint!.cursor }),
+    );
   });
 });
 
 describe('a source reconfigured while its run is down', () => {
   it('makes the reaper restart the run from scratch with params_changed', async () => {
     const { sourceId, fake } = await newSource();
-    const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 3);
+    const started = await startAndCrash(sourceId, 'incremental', 'afterLoad', 3);
 
     await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 50 }));
     const report = await silenceThenReap();

@@ -1,5 +1,5 @@
 import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
-import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
+import { GetScheduleCommand, ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -15,7 +15,7 @@ import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
-import { deferralScheduleName } from '../../lib/queue/page-queue.js';
+import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
 import {
   createQueuedRun,
   fakeRestConfig,
@@ -208,11 +208,16 @@ describe('deferral', () => {
     expect(result.outcome).toBe('deferred');
     const run = await engine.deps.runs.require(message.runId);
     expect(run.deferredUntil).toBeGreaterThan(Date.now() + 3_500_000);
-    const schedule = await engine.aws.clients.scheduler.send(
-      new GetScheduleCommand({
-        Name: deferralScheduleName(message),
+    const { Schedules = [] } = await engine.aws.clients.scheduler.send(
+      new ListSchedulesCommand({
         GroupName: engine.aws.names.scheduleGroup,
+        NamePrefix: deferralSchedulePrefix(message),
       }),
+    );
+    expect(Schedules).toHaveLength(1);
+    const name = Schedules[0]!.Name!;
+    const schedule = await engine.aws.clients.scheduler.send(
+      new GetScheduleCommand({ Name: name, GroupName: engine.aws.names.scheduleGroup }),
     );
     expect(schedule.ScheduleExpression).toMatch(/^at\(/);
     expect(schedule.Target?.Arn).toBe(engine.aws.resources.pageQueueArn);
@@ -234,7 +239,7 @@ describe('deferral', () => {
       () => Date.now() + 3_601_000,
     );
     const fired = await firer.tick();
-    expect(fired).toContain(deferralScheduleName(message));
+    expect(fired).toContain(name);
     const [woken] = await takeAll();
     const continued = await processPage(engine.deps, woken!);
 

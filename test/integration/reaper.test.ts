@@ -56,16 +56,16 @@ describe('the reaper', () => {
     expect(await queued(runId)).toBe(0);
   });
 
-  it('re-enqueues page 1 of a run that stayed queued because its first message was lost', async () => {
+  it('sends page 1 again, at the same epoch and without a restart, when the first message was lost', async () => {
     const runId = await queuedRunWithoutMessage('lost-first');
     clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
 
     const report = await reap(engine.deps);
 
-    expect(report.actions).toContainEqual({ runId, verdict: 'no_checkpoint', action: 'restart' });
+    expect(report.actions).toContainEqual({ runId, verdict: 'send_unconfirmed', action: 'resend' });
     const run = await engine.deps.runs.require(runId);
-    expect(run).toMatchObject({ state: 'running', epoch: 2, nextPage: 1, restarts: 1 });
-    expect(run.resume).toMatchObject({ reason: 'no_checkpoint', from: 'scratch' });
+    expect(run).toMatchObject({ state: 'queued', epoch: 1, nextPage: 1, restarts: 0 });
+    expect(run.handoff).toMatchObject({ page: 1, sentAt: expect.any(Number) });
     expect(await queued(runId)).toBe(1);
   });
 
@@ -77,7 +77,7 @@ describe('the reaper', () => {
 
     const actions = reports.flatMap((r) => r.actions).filter((a) => a.runId === runId);
     expect(actions).toHaveLength(1);
-    expect((await engine.deps.runs.require(runId)).epoch).toBe(2);
+    expect((await engine.deps.runs.require(runId)).epoch).toBe(1);
     expect(await queued(runId)).toBe(1);
   });
 

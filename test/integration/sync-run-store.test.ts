@@ -118,6 +118,7 @@ describe('fencing', () => {
       resume: { reason: 'resumed', from: 'checkpoint', at: T0 + 100 },
       reset: false,
       countRestart: true,
+      page: 2,
       now: T0 + 100,
     });
 
@@ -158,6 +159,7 @@ describe('fencing', () => {
       resume: { reason: 'resumed', from: 'checkpoint', at: T0 + 100 },
       reset: false,
       countRestart: true,
+      page: 2,
       now: T0 + 100,
     });
 
@@ -187,6 +189,7 @@ describe('fencing', () => {
         resume: { reason: 'resumed', from: 'checkpoint', at: T0 },
         reset: false,
         countRestart: true,
+        page: 2,
         now: T0 + 100,
       });
 
@@ -208,6 +211,7 @@ describe('the checkpoint is monotonic', () => {
         resume: { reason: 'checkpoint_stale', from: 'scratch', at: T0 + 50 },
         reset: true,
         countRestart: true,
+        page: 1,
         now: T0 + 50,
       }),
     finish: (run) =>
@@ -293,6 +297,7 @@ describe('cancel', () => {
         resume: { reason: 'resumed', from: 'checkpoint', at: T0 },
         reset: false,
         countRestart: true,
+        page: 2,
         now: T0 + 2,
       }),
     ).rejects.toBeInstanceOf(RunCancelledError);

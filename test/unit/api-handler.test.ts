@@ -235,6 +235,7 @@ describe('toRunView', () => {
     startedAt: 10_000,
     finishedAt: null,
     updatedAt: 0,
+    handoff: null,
   };
 
   it('shows the heartbeat while running, with a duration so far, the trigger and the verdict in words', () => {

@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   PAGE_QUEUE_VISIBILITY_SECONDS,
   RELIABILITY,
+  RETRY_CONCURRENCY,
+  STEP_OVERHEAD_MS,
   WORKER_TIMEOUT_SECONDS,
   WORST_RETRY_STRETCH_MS,
 } from '../../lib/config/constants.js';
 import { ConfigError, loadConfig } from '../../lib/config/env.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/connectors/http.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { canonicalJson, stableHash } from '../../lib/run/hash.js';
 
 describe('loadConfig', () => {
@@ -38,6 +42,19 @@ describe('loadConfig', () => {
 });
 
 describe('derived timing', () => {
+  it('gives the worker the true worst case of a page: 5 attempts at the 30 s request timeout, 4 backoffs at the 60 s cap, load and commit', () => {
+    expect(RELIABILITY.requestTimeoutMs).toBe(DEFAULT_REQUEST_TIMEOUT_MS);
+    expect(WORKER_TIMEOUT_SECONDS * 1_000).toBeGreaterThanOrEqual(5 * 30_000 + 4 * 60_000 + 120_000);
+  });
+
+  it('sizes a retry-failed page so its waves of re-fetches fit one invocation at their worst', () => {
+    const waves = Math.ceil(RETRY_PAGE_SIZE / RETRY_CONCURRENCY);
+    expect(waves * WORST_RETRY_STRETCH_MS + STEP_OVERHEAD_MS).toBeLessThanOrEqual(
+      WORKER_TIMEOUT_SECONDS * 1_000,
+    );
+    expect(RETRY_PAGE_SIZE).toBeGreaterThanOrEqual(RETRY_CONCURRENCY);
+  });
+
   it('gives the worker more time than its worst retry stretch', () => {
     expect(WORKER_TIMEOUT_SECONDS * 1_000).toBeGreaterThan(WORST_RETRY_STRETCH_MS);
     expect(WORKER_TIMEOUT_SECONDS).toBeLessThanOrEqual(900);

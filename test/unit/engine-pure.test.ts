@@ -25,6 +25,7 @@ function run(overrides: Partial<SyncRun> = {}): SyncRun {
     errorCount: 0,
     heartbeatAt: 0,
     deferredUntil: null,
+    handoff: null,
     restarts: 0,
     resume: { reason: 'fresh_start', from: 'scratch', at: 0 },
     failure: null,
@@ -73,10 +74,15 @@ describe('parsePageMessage', () => {
 });
 
 describe('deferral helpers', () => {
-  it('names a deferral schedule deterministically within 64 characters', () => {
-    const name = deferralScheduleName({ ...message, runId: '01JABCDEFGHJKMNPQRSTVWXYZ0' });
-    expect(name).toBe('defer-01JABCDEFGHJKMNPQRSTVWXYZ0-e2-p5');
+  it('names each deferral schedule uniquely within 64 characters', () => {
+    const named = { ...message, runId: '01JABCDEFGHJKMNPQRSTVWXYZ0' };
+    const name = deferralScheduleName(named, Date.parse('2026-01-02T03:04:05Z'), 'a1b2c3');
+    expect(name).toBe(
+      `defer-01JABCDEFGHJKMNPQRSTVWXYZ0-e2-p5-${(Date.parse('2026-01-02T03:04:05Z') / 1_000).toString(36)}-a1b2c3`,
+    );
     expect(name.length).toBeLessThanOrEqual(64);
+    // Two deferrals of the same page to the same instant still get two schedules.
+    expect(deferralScheduleName(named, 0)).not.toBe(deferralScheduleName(named, 0));
   });
 
   it('rounds an at() expression up to the next second and parses it back', () => {

@@ -170,4 +170,45 @@ describe('retryWithBackoff', () => {
     );
     expect(outcome.kind === 'dead_letter' && outcome.error).toBe(error);
   });
+
+  it('defers a long wait asked on the fifth attempt instead of dead-lettering the page', async () => {
+    const deps = fakeDeps();
+    let call = 0;
+    // Four quick failures, then the source says "come back in an hour".
+    const classify = (): Classification => (++call < 5 ? transient : { ...transient, waitMs: 3_600_000 });
+    const outcome = await retryWithBackoff(flaky(10, 'never'), classify, deps);
+    expect(outcome).toMatchObject({
+      kind: 'defer',
+      attempts: 5,
+      untilMs: NOW + deps.slept.reduce((a, b) => a + b, 0) + 3_600_000,
+    });
+  });
+
+  it('still dead-letters a short transient error on the fifth attempt', async () => {
+    const outcome = await retryWithBackoff(
+      flaky(10, 'never'),
+      () => ({ ...transient, waitMs: 30_000 }),
+      fakeDeps(),
+    );
+    expect(outcome).toMatchObject({ kind: 'dead_letter', attempts: 5 });
+  });
+
+  it('waits at least the backoff ceiling when the source names a reset that is already past', async () => {
+    const deps = fakeDeps();
+    const outcome = await retryWithBackoff(
+      flaky(10, 'never'),
+      () => ({ ...transient, waitMs: -5_000 }),
+      deps,
+    );
+    expect(outcome).toMatchObject({ kind: 'dead_letter', attempts: 5 });
+    expect(deps.slept).toEqual([1_000, 2_000, 4_000, 8_000]);
+  });
+
+  it('counts attempts spent by earlier deliveries against the budget', async () => {
+    const deps = fakeDeps();
+    const op = flaky(10, 'never');
+    const outcome = await retryWithBackoff(op, () => transient, deps, { attemptsUsed: 3 });
+    expect(outcome).toMatchObject({ kind: 'dead_letter', attempts: 5 });
+    expect(op.mock.calls.map(([attempt]) => attempt)).toEqual([4, 5]);
+  });
 });

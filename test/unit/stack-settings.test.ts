@@ -29,6 +29,26 @@ describe('resolveSettings', () => {
     });
   });
 
+  it('reads list settings as arrays or comma-separated strings', () => {
+    const app = new App({
+      context: {
+        'harvester:allowedSourceHosts': 'api.github.com, *.example.com',
+        'harvester:sharedSecretRefs': ['ssm:/org/github-token'],
+        'harvester:allowPrivateSources': 'true',
+      },
+    });
+    expect(resolveSettings(app)).toMatchObject({
+      allowedSourceHosts: ['api.github.com', '*.example.com'],
+      sharedSecretRefs: ['ssm:/org/github-token'],
+      allowPrivateSources: true,
+    });
+    expect(DEFAULT_SETTINGS).toMatchObject({
+      allowedSourceHosts: [],
+      sharedSecretRefs: [],
+      allowPrivateSources: false,
+    });
+  });
+
   it('lets a stack prop win over context', () => {
     const app = new App({ context: { 'harvester:deletionProtection': false } });
     expect(resolveSettings(app, { deletionProtection: true }).deletionProtection).toBe(true);
@@ -39,6 +59,7 @@ describe('resolveSettings', () => {
     ['harvester:workerMaxConcurrency', '1'],
     ['harvester:workerMaxConcurrency', '2.5'],
     ['harvester:logLevel', 'TRACE'],
+    ['harvester:allowedSourceHosts', 42],
   ])('rejects %s=%s', (key, value) => {
     expect(() => resolveSettings(new App({ context: { [key]: value } }))).toThrow(key);
   });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
@@ -101,9 +101,13 @@ describe('page queue and DLQ', () => {
     );
   });
 
-  it('encrypts both queues and denies plain-HTTP access', () => {
+  it('encrypts every queue (page queue, page DLQ, start-run DLQ) and denies plain-HTTP access', () => {
     expect(queue().SqsManagedSseEnabled).toBe(true);
     expect(dlq().SqsManagedSseEnabled).toBe(true);
+    expect(
+      resourcesOf('AWS::SQS::Queue')[logicalId(stack.scheduling.startRunDlq)]!.Properties
+        .SqsManagedSseEnabled,
+    ).toBe(true);
     template.resourcePropertiesCountIs(
       'AWS::SQS::QueuePolicy',
       {
@@ -113,7 +117,7 @@ describe('page queue and DLQ', () => {
           ]),
         },
       },
-      2,
+      3,
     );
   });
 });
@@ -296,6 +300,15 @@ describe('alarms', () => {
     });
   });
 
+  it('watches the queue backlog through the reaper’s OldestWaitSeconds metric', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Harvester',
+      MetricName: 'OldestWaitSeconds',
+      Statistic: 'Maximum',
+      Threshold: 600,
+    });
+  });
+
   it('sends every alarm to the notification topic', () => {
     expect(alarms().length).toBeGreaterThanOrEqual(5);
     for (const alarm of alarms()) {
@@ -362,11 +375,11 @@ describe('IAM', () => {
     );
   });
 
-  it('lets the worker create and delete deferral schedules, and nothing more in Scheduler', () => {
+  it('lets the worker create deferral schedules, and nothing more in Scheduler', () => {
     const scheduler = policyOf(stack.pipeline.worker.role)
       .flatMap(actionsOf)
       .filter((a) => a.startsWith('scheduler:'));
-    expect(scheduler.sort()).toEqual(['scheduler:CreateSchedule', 'scheduler:DeleteSchedule']);
+    expect(scheduler.sort()).toEqual(['scheduler:CreateSchedule']);
     expect(policyOf(stack.pipeline.worker.role).flatMap(actionsOf)).toContain('iam:PassRole');
   });
 
@@ -384,6 +397,299 @@ describe('IAM', () => {
     expect(secretReads.length).toBeGreaterThan(0);
     for (const s of secretReads)
       expect(JSON.stringify(s.Resource)).toMatch(/:(parameter\/|secret:)harvester\/\*/);
+  });
+});
+
+describe('IAM least privilege: each role holds exactly the actions its code uses', () => {
+  type Statement = { Action: string | string[]; Resource: unknown };
+  const READ = [
+    'dynamodb:BatchGetItem',
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:DescribeTable',
+    'dynamodb:GetItem',
+    'dynamodb:GetRecords',
+    'dynamodb:GetShardIterator',
+    'dynamodb:Query',
+    'dynamodb:Scan',
+  ];
+  const WRITE = [
+    ...READ,
+    'dynamodb:BatchWriteItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+  ];
+  const SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+  const CONSUME = [...SEND, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage'];
+  const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+  const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+  const PASS = ['iam:PassRole'];
+
+  /** A readable name for a policy resource: which construct (or pattern) it points at. */
+  const label = (resource: unknown): string => {
+    const text = JSON.stringify(resource);
+    const named: [string, string][] = [
+      ['syncRuns', logicalId(stack.tables.syncRuns)],
+      ['sources', logicalId(stack.tables.sources)],
+      ['deadLetters', logicalId(stack.tables.deadLetters)],
+      ['items', logicalId(stack.tables.items)],
+      ['pageQueue', logicalId(stack.messaging.pageQueue)],
+      ['pageDlq', logicalId(stack.messaging.pageDlq)],
+      ['startRunDlq', logicalId(stack.scheduling.startRunDlq)],
+      ['bus', logicalId(stack.messaging.bus)],
+      ['topic', logicalId(stack.notifications.topic)],
+      ['key', logicalId(stack.notifications.key)],
+      ['schedulerRole', logicalId(stack.scheduling.schedulerRole)],
+      ['cursorKey', logicalId(stack.adminApi.cursorKey)],
+      ['startRunFunction', logicalId(stack.scheduling.startRun.fn)],
+      ['reaperFunction', logicalId(stack.scheduling.reaper.fn)],
+    ];
+    const hit = named.find(([, id]) => text.includes(`"${id}"`));
+    if (hit) return hit[0];
+    if (/Logs[0-9A-F]{8}/.test(text)) return 'ownLogs';
+    if (text.includes(':schedule/')) return 'harvesterSchedules';
+    if (text.includes(':parameter/harvester/*')) return 'ssm:harvester/*';
+    if (text.includes(':secret:harvester/*')) return 'secrets:harvester/*';
+    if (text === '"*"') return '*';
+    return text;
+  };
+
+  /** label → sorted actions, over every statement of every policy attached to the role. */
+  const grantsOf = (role: { node: { defaultChild?: unknown } }): Record<string, string[]> => {
+    const roleId = logicalId(role);
+    const grants: Record<string, Set<string>> = {};
+    for (const policy of Object.values(resourcesOf('AWS::IAM::Policy'))) {
+      if (!(policy.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId)) continue;
+      for (const st of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+        const resources = Array.isArray(st.Resource) ? st.Resource : [st.Resource];
+        for (const resource of resources) {
+          const key = label(resource);
+          grants[key] ??= new Set();
+          const set = grants[key];
+          for (const action of Array.isArray(st.Action) ? st.Action : [st.Action]) set.add(action);
+        }
+      }
+    }
+    return Object.fromEntries(Object.entries(grants).map(([k, v]) => [k, [...v].sort()]));
+  };
+  const sorted = (actions: string[]) => [...new Set(actions)].sort();
+
+  it('the API: runs and sources, dead letters read-only, no items; schedules; no secrets', () => {
+    expect(grantsOf(stack.adminApi.handler.role)).toEqual({
+      ownLogs: LOGS,
+      '*': sorted([...XRAY, 'scheduler:ListSchedules']),
+      syncRuns: sorted(WRITE),
+      sources: sorted(WRITE),
+      deadLetters: sorted(READ),
+      pageQueue: sorted(SEND),
+      harvesterSchedules: sorted([
+        'scheduler:CreateSchedule',
+        'scheduler:DeleteSchedule',
+        'scheduler:GetSchedule',
+        'scheduler:UpdateSchedule',
+      ]),
+      schedulerRole: PASS,
+      cursorKey: ['secretsmanager:GetSecretValue'],
+    });
+  });
+
+  it('the worker: every table, its queue, the bus, deferral schedules (create only) and source secrets', () => {
+    expect(grantsOf(stack.pipeline.worker.role)).toEqual({
+      ownLogs: LOGS,
+      '*': XRAY,
+      syncRuns: sorted(WRITE),
+      sources: sorted(WRITE),
+      deadLetters: sorted(WRITE),
+      items: sorted(WRITE),
+      pageQueue: sorted(CONSUME),
+      bus: ['events:PutEvents'],
+      harvesterSchedules: ['scheduler:CreateSchedule'],
+      schedulerRole: PASS,
+      'ssm:harvester/*': ['ssm:GetParameter'],
+      'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
+    });
+  });
+
+  it('the drain: runs, sources and dead letters, never items', () => {
+    expect(grantsOf(stack.pipeline.drain.role)).toEqual({
+      ownLogs: LOGS,
+      '*': XRAY,
+      syncRuns: sorted(WRITE),
+      sources: sorted(WRITE),
+      deadLetters: sorted(WRITE),
+      pageQueue: sorted(SEND),
+      pageDlq: sorted(CONSUME.filter((a) => a !== 'sqs:SendMessage')),
+      bus: ['events:PutEvents'],
+    });
+  });
+
+  it('the reaper and start-run', () => {
+    expect(grantsOf(stack.scheduling.reaper.role)).toEqual({
+      ownLogs: LOGS,
+      '*': XRAY,
+      syncRuns: sorted(WRITE),
+      sources: sorted(WRITE),
+      deadLetters: sorted(WRITE),
+      pageQueue: sorted(SEND),
+      bus: ['events:PutEvents'],
+    });
+    expect(grantsOf(stack.scheduling.startRun.role)).toEqual({
+      ownLogs: LOGS,
+      '*': XRAY,
+      syncRuns: sorted(WRITE),
+      sources: sorted(WRITE),
+      pageQueue: sorted(SEND),
+      startRunDlq: sorted(SEND),
+    });
+  });
+
+  it('the Scheduler role and the run-outcome publisher', () => {
+    expect(grantsOf(stack.scheduling.schedulerRole)).toEqual({
+      pageQueue: sorted(SEND),
+      startRunFunction: ['lambda:InvokeFunction'],
+    });
+    expect(grantsOf(stack.notifications.publishRole)).toEqual({
+      topic: ['sns:Publish'],
+      key: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+    });
+  });
+});
+
+describe('confused-deputy conditions on the notification topic and its key', () => {
+  const alarmCondition = {
+    StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+    ArnLike: { 'aws:SourceArn': expect.anything() },
+  };
+  type PolicyStatement = {
+    Effect: string;
+    Principal?: { Service?: unknown };
+    Condition?: Record<string, unknown>;
+  };
+  const allows = (doc: unknown) =>
+    (doc as { Statement: PolicyStatement[] }).Statement.filter(
+      (st) => st.Effect === 'Allow' && st.Principal?.Service,
+    );
+
+  it('admits service principals to the topic only with aws:SourceAccount and aws:SourceArn', () => {
+    const policy = Object.values(resourcesOf('AWS::SNS::TopicPolicy'))[0]!.Properties.PolicyDocument;
+    const services = allows(policy);
+    expect(services.map((st) => st.Principal?.Service)).toEqual(['cloudwatch.amazonaws.com']);
+    for (const st of services) expect(st.Condition).toMatchObject(alarmCondition);
+  });
+
+  it('admits service principals to the key only with the same conditions', () => {
+    const key = resourcesOf('AWS::KMS::Key')[logicalId(stack.notifications.key)]!;
+    const services = allows(key.Properties.KeyPolicy);
+    expect(services.length).toBeGreaterThan(0);
+    for (const st of services) expect(st.Condition).toMatchObject(alarmCondition);
+  });
+
+  it('lets only rules on the Harvester bus of this account publish run outcomes', () => {
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          Match.objectLike({
+            Principal: { Service: 'events.amazonaws.com' },
+            Condition: {
+              StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+              ArnLike: { 'aws:SourceArn': Match.anyValue() },
+            },
+          }),
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Targets: [
+        Match.objectLike({
+          Arn: { Ref: logicalId(stack.notifications.topic) },
+          RoleArn: { 'Fn::GetAtt': [logicalId(stack.notifications.publishRole), 'Arn'] },
+        }),
+      ],
+    });
+  });
+});
+
+describe('redeployable: cdk destroy then cdk deploy of the same stack name', () => {
+  /** Properties that fix a resource's physical name (CloudFormation would otherwise generate one). */
+  const NAME_PROPERTIES = [
+    'Name',
+    'TableName',
+    'QueueName',
+    'TopicName',
+    'LogGroupName',
+    'FunctionName',
+    'RoleName',
+    'EventBusName',
+    'AliasName',
+    'DashboardName',
+    'AlarmName',
+  ];
+
+  it('retains no resource whose physical name is fixed (it would collide with the next deploy)', () => {
+    const resources = template.toJSON().Resources as Record<string, Resource>;
+    const retained = Object.entries(resources).filter(([, r]) => r.DeletionPolicy === 'Retain');
+    expect(retained.length).toBeGreaterThan(0); // two-sided: the tables are retained
+    const collisions = retained.flatMap(([id, r]) =>
+      NAME_PROPERTIES.filter((name) => r.Properties?.[name] !== undefined).map((name) => `${id}.${name}`),
+    );
+    expect(collisions).toEqual([]);
+  });
+
+  it('deletes the Scheduler group with the stack: its schedules target this stack only', () => {
+    const group = resourcesOf('AWS::Scheduler::ScheduleGroup')[logicalId(stack.scheduling.group)]!;
+    expect(group.DeletionPolicy).toBe('Delete');
+  });
+});
+
+describe('failures that always surface', () => {
+  it('sends scheduled starts that failed after their retries to the start-run DLQ', () => {
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(stack.scheduling.startRun.fn) },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'Arn'] } },
+      },
+    });
+  });
+
+  it('alarms when the start-run DLQ holds a message', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'QueueName'] },
+        },
+      ],
+      Threshold: 0,
+      AlarmActions: [{ Ref: logicalId(stack.notifications.topic) }],
+    });
+  });
+
+  it('alarms on admin API 5xx', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalId(stack.adminApi.api) } }],
+      AlarmActions: [{ Ref: logicalId(stack.notifications.topic) }],
+    });
+  });
+
+  it('references the source maps from every bundle, and Node reads them', () => {
+    const outdir = app.synth().directory;
+    const bundles = readdirSync(outdir)
+      .filter((name) => name.startsWith('asset.'))
+      .map((name) => join(outdir, name, 'index.mjs'));
+    expect(bundles).toHaveLength(5);
+    for (const bundle of bundles) {
+      expect(readFileSync(bundle, 'utf8').trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(
+        true,
+      );
+    }
+    for (const fn of Object.values(resourcesOf('AWS::Lambda::Function'))) {
+      const vars = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+      expect(vars.NODE_OPTIONS).toContain('--enable-source-maps');
+    }
   });
 });
 

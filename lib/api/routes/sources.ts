@@ -1,7 +1,7 @@
 import { parseConnectorConfig } from '../../connectors/registry.js';
 import { stableHash } from '../../run/hash.js';
 import { SourceNotFoundError } from '../../store/errors.js';
-import { RawSecretError } from '../errors.js';
+import { RawSecretError, SourcePolicyError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import { EmptyBodySchema } from '../schemas/runs.js';
@@ -15,6 +15,7 @@ import {
   SourceViewSchema,
 } from '../schemas/sources.js';
 import { rawSecretFields } from '../secret-guard.js';
+import { STRICT_SOURCE_GUARD, sourcePolicyProblems } from '../source-guard.js';
 import { SourceTestResultSchema, testSource } from '../source-test.js';
 import { writeSchedules, writeSource } from '../source-writes.js';
 import { toSourceView } from '../views.js';
@@ -40,6 +41,12 @@ export const sourceRoutes: Route[] = [
       const config = parseConnectorConfig(body.connector, body.config) as Record<string, unknown>;
       const secrets = rawSecretFields(config);
       if (secrets.length > 0) throw new RawSecretError(secrets);
+      const refused = await sourcePolicyProblems(
+        params.sourceId,
+        config,
+        deps.sourceGuard ?? STRICT_SOURCE_GUARD,
+      );
+      if (refused.length > 0) throw new SourcePolicyError(refused);
       const { source, created } = await writeSource(
         deps,
         {

@@ -85,6 +85,9 @@ export const RunViewSchema = z
     nextPage: z.number().int(),
     restarts: z.number().int(),
     deferredUntil: IsoTimeSchema.nullable().meta({ description: 'A planned pause (rate limit) ends then' }),
+    waitingSince: IsoTimeSchema.nullable().meta({
+      description: 'The next page has waited in the queue for a worker since then (waiting, not crashed)',
+    }),
     createdAt: IsoTimeSchema,
     startedAt: IsoTimeSchema.nullable(),
     finishedAt: IsoTimeSchema.nullable(),

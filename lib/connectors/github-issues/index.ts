@@ -1,6 +1,7 @@
 import { ItemValidationError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
-import { fetchJson, sameOriginUrl } from '../http.js';
+import { withCredential } from '../credentials.js';
+import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
 import { classifyGitHub } from './classify.js';
 import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
@@ -26,17 +27,24 @@ const manifest: ConnectorManifest = {
 
 const USER_AGENT = 'harvester-github-issues/0.1';
 
-async function requestHeaders(
-  config: GithubIssuesConfig,
-  ctx: ConnectorContext,
-): Promise<Record<string, string>> {
+function requestHeaders(token: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {
     Accept: 'application/vnd.github+json',
     'X-GitHub-Api-Version': '2022-11-28',
     'User-Agent': USER_AGENT,
   };
-  if (config.tokenRef) headers.Authorization = `Bearer ${await ctx.secrets(config.tokenRef)}`;
+  if (token !== undefined) headers.Authorization = `Bearer ${token}`;
   return headers;
+}
+
+/** GETs `url` with the token, if any (refreshed once if GitHub rejects it as bad credentials). */
+function getJson(config: GithubIssuesConfig, url: string, ctx: ConnectorContext): Promise<JsonResponse> {
+  return withCredential(
+    ctx,
+    config.tokenRef,
+    (error) => classifyGitHub(error, Date.now()),
+    (token) => fetchJson(ctx.fetch, url, { headers: requestHeaders(token), signal: ctx.signal }),
+  );
 }
 
 function repoPath(config: GithubIssuesConfig): string {
@@ -80,8 +88,7 @@ async function fetchPage(
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
   const url = cursor === null ? firstPageUrl(config, ctx.since) : sameOriginUrl(cursor, config.baseUrl);
-  const headers = await requestHeaders(config, ctx);
-  const response = await fetchJson(ctx.fetch, url, { headers, signal: ctx.signal });
+  const response = await getJson(config, url, ctx);
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
@@ -96,10 +103,7 @@ async function fetchPage(
 async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
   if (!/^[1-9]\d*$/.test(id)) throw new ItemValidationError(`\`${id}\` is not a GitHub issue number`);
   const url = `${repoPath(config)}/issues/${id}`;
-  const response = await fetchJson(ctx.fetch, url, {
-    headers: await requestHeaders(config, ctx),
-    signal: ctx.signal,
-  });
+  const response = await getJson(config, url, ctx);
   return response.body;
 }
 

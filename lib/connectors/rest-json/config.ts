@@ -24,12 +24,44 @@ export const paginationSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('next-url'), nextUrlPath: requiredPath }),
 ]);
 
+/** An HTTP header name (RFC 9110 token: no spaces, CR or LF). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Headers the transport owns: setting them would re-address the request (`Host`) or break its
+ * framing, never authenticate it.
+ */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'expect',
+]);
+
 /** Credentials from a secret reference, sent as `header: prefix + secret`. */
 export const authSchema = z.strictObject({
-  /** Default `Authorization`. */
-  header: z.string().min(1).default('Authorization'),
+  /** Default `Authorization`. Any header name but the transport's own (`Host`, `Content-Length`, …). */
+  header: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(HEADER_NAME, "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)")
+    .refine(
+      (name) => !RESERVED_HEADERS.has(name.toLowerCase()),
+      'must not be a transport header such as Host',
+    )
+    .default('Authorization'),
   /** Default `Bearer ` (note the space); `''` for APIs that take the bare key. */
-  prefix: z.string().default('Bearer '),
+  prefix: z
+    .string()
+    .max(32)
+    .refine((prefix) => !/[\r\n\0]/.test(prefix), 'must not contain CR, LF or NUL')
+    .default('Bearer '),
   /** An SSM parameter or Secrets Manager name; the secret itself never enters the config. */
   secretRef: z.string().min(1, 'must not be empty'),
 });
@@ -63,6 +95,12 @@ export const restJsonConfigSchema = z.strictObject({
    * declare it when the API guarantees it, since an incremental run then resumes from its checkpoint.
    */
   ordered: z.boolean().default(false),
+  /**
+   * A redirect to another origin: `refuse` (the default when absent: the page fails as a permanent
+   * error) or `follow-without-credentials` (followed with `Accept` and `User-Agent` only, never the
+   * auth header). Same-origin redirects are always followed with credentials.
+   */
+  crossOriginRedirects: z.enum(['refuse', 'follow-without-credentials']).optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
 });

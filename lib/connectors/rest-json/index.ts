@@ -1,7 +1,8 @@
 import { classifyDefault } from '../../retry/classify.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
-import { fetchJson } from '../http.js';
+import { withCredential } from '../credentials.js';
+import { fetchJson, type JsonResponse } from '../http.js';
 import { getPath } from '../values.js';
 import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
@@ -31,18 +32,27 @@ function manifestFor(config: RestJsonConfig): ConnectorManifest {
   };
 }
 
-async function requestHeaders(
-  config: RestJsonConfig,
-  ctx: ConnectorContext,
-): Promise<Record<string, string>> {
+function requestHeaders(config: RestJsonConfig, secret: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {
     Accept: 'application/json',
     'User-Agent': 'harvester-rest-json/0.1',
   };
-  if (config.auth)
-    headers[config.auth.header] = `${config.auth.prefix}${await ctx.secrets(config.auth.secretRef)}`;
+  if (config.auth && secret !== undefined) headers[config.auth.header] = `${config.auth.prefix}${secret}`;
   return headers;
 }
+
+/** GETs `url` with the source's credential (refreshed once if the source rejects it). */
+function getJson(config: RestJsonConfig, url: string, ctx: ConnectorContext): Promise<JsonResponse> {
+  return withCredential(ctx, config.auth?.secretRef, classify, (secret) =>
+    fetchJson(ctx.fetch, url, {
+      headers: requestHeaders(config, secret),
+      signal: ctx.signal,
+      crossOriginRedirects: config.crossOriginRedirects ?? 'refuse',
+    }),
+  );
+}
+
+const classify = (error: unknown, now = Date.now()) => classifyDefault(error, now);
 
 async function fetchPage(
   config: RestJsonConfig,
@@ -50,10 +60,7 @@ async function fetchPage(
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
   const url = pageUrl(config, cursor, ctx.since);
-  const response = await fetchJson(ctx.fetch, url, {
-    headers: await requestHeaders(config, ctx),
-    signal: ctx.signal,
-  });
+  const response = await getJson(config, url, ctx);
   const items = getPath(response.body, config.itemsPath);
   if (!Array.isArray(items)) {
     const where = config.itemsPath === '' ? 'the response body' : `\`${config.itemsPath}\``;
@@ -75,10 +82,7 @@ async function fetchItem(config: RestJsonConfig, id: string, ctx: ConnectorConte
   }
   const url = new URL(config.itemUrl.replaceAll('{id}', encodeURIComponent(id)));
   for (const [name, value] of Object.entries(config.extraQuery)) url.searchParams.set(name, value);
-  const response = await fetchJson(ctx.fetch, url.href, {
-    headers: await requestHeaders(config, ctx),
-    signal: ctx.signal,
-  });
+  const response = await getJson(config, url.href, ctx);
   const item = getPath(response.body, config.itemPath);
   if (item === undefined) {
     throw new SourceResponseError(`no record at \`${config.itemPath}\` in ${safeUrl(url.href)}`, url.href);
@@ -111,6 +115,6 @@ export const restJsonConnector: Connector<RestJsonConfig> = {
   fetchPage,
   fetchItem,
   normalize: normalizeRecord,
-  classify: (error, now = Date.now()) => classifyDefault(error, now),
+  classify,
   nextCursorWithoutResponse,
 };

@@ -1,0 +1,80 @@
+import { RELIABILITY } from '../config/constants.js';
+import { METRIC } from '../observability/metrics.js';
+import type { PageMessage } from '../queue/page-message.js';
+import type { SyncRun } from '../run/model.js';
+import { lastProgressAt } from '../run/silence.js';
+import type { EngineDeps } from './deps.js';
+import { endRun } from './finish.js';
+import type { StepContext, StepResult } from './step.js';
+
+/**
+ * Defers the step's page to `untilMs` (DESIGN §5): records the pause on the run, re-enqueues the
+ * page carrying the attempts it already spent, and confirms the handoff. A wake-up that would
+ * land past the run's progress budget is not scheduled: the run ends `source_unavailable` now.
+ */
+export async function deferPage(
+  context: StepContext,
+  untilMs: number,
+  reason: string,
+  attempts: number,
+): Promise<StepResult> {
+  const { deps, run, message } = context;
+  const budgetEndsAt = lastProgressAt(run) + RELIABILITY.progressBudgetMs;
+  if (untilMs > budgetEndsAt) {
+    context.log.warn('the source asks for a wait past the progress budget', {
+      until: new Date(untilMs).toISOString(),
+      reason,
+    });
+    return failUnavailable(deps, run, message, reason);
+  }
+  const now = deps.clock.now();
+  await deps.runs.defer(run.runId, run.epoch, message.page, untilMs, now);
+  const via = await deps.queue.sendAt({ ...message, deferred: true, attempts }, untilMs, now);
+  await deps.runs.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
+  deps.metrics.count(METRIC.deferrals);
+  context.log.info('page deferred', {
+    until: new Date(untilMs).toISOString(),
+    reason,
+    attempts,
+    via: via.via,
+  });
+  return { outcome: 'deferred', until: untilMs };
+}
+
+/**
+ * Ends a run that could not make progress for the progress budget: `failed` with
+ * `source_unavailable`, the lock released, the checkpoint kept. The page it could not fetch is
+ * filed in dead_letters with its cursor, so "retry failed" fetches it once the source is back.
+ * A retry-failed run files nothing: the entries it was retrying are still open.
+ */
+export async function failUnavailable(
+  deps: EngineDeps,
+  run: SyncRun,
+  message: PageMessage,
+  lastReason: string,
+): Promise<StepResult> {
+  const hours = RELIABILITY.progressBudgetMs / 3_600_000;
+  if (run.mode !== 'dlq_retry') {
+    await deps.deadLetters.record({
+      sourceId: run.sourceId,
+      kind: 'page',
+      ref: message.cursor ?? '',
+      errorClass: 'transient',
+      reason: `source unavailable for ${hours} h: ${lastReason}`,
+      attempts: message.attempts ?? 1,
+      runId: run.runId,
+      page: message.page,
+      now: deps.clock.now(),
+    });
+    deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
+  }
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: {
+      reason: 'source_unavailable',
+      message: `page ${message.page} could not be fetched for ${hours} h (last: ${lastReason}); the position is kept for retry-failed`,
+    },
+  });
+  return { outcome: 'failed', reason: 'source_unavailable' };
+}

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { LocalRuntime } from '../../lib/local/runtime.js';
+import { isTerminal } from '../../lib/run/model.js';
+import { movableClock } from '../support/crash.js';
+import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+
+/*
+ * The issue's load test: 40 runs of a non-resumable mode (full), one source each, two workers,
+ * and a reaper that sees every queued successor wait for minutes (the movable clock jumps two
+ * minutes before each pass). Before the handoff, each pass fenced and restarted the waiting runs.
+ */
+
+const RUNS = 40;
+const ENTITIES = 40;
+const clock = movableClock();
+let engine: TestEngine;
+let runtime: LocalRuntime;
+let fake: FakeSource;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('backlog', { clock });
+  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+  fake = await startFakeSource({ entities: ENTITIES, seed: 77 });
+});
+afterAll(async () => {
+  await engine.stop();
+  await fake.stop();
+});
+
+describe('a backlogged page queue under load', () => {
+  it('lets 40 full runs on two workers all succeed with 0 restarts and 0 dead letters while their pages wait minutes', async () => {
+    const runIds: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const sourceId = `backlog-${i}`;
+      await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 20 }));
+      runIds.push((await startRun(engine.deps, { sourceId, mode: 'full' })).runId);
+    }
+
+    let waitingSeen = 0;
+    const deadline = Date.now() + 100_000;
+    for (;;) {
+      const runs = await Promise.all(runIds.map((id) => engine.deps.runs.require(id)));
+      if (runs.every((r) => isTerminal(r.state)) || Date.now() > deadline) break;
+      clock.advance(2 * 60_000);
+      const report = await runtime.reapNow();
+      waitingSeen = Math.max(waitingSeen, report.waiting.length);
+      expect(report.actions.filter((a) => a.action !== 'resend')).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+
+    const runs = await Promise.all(runIds.map((id) => engine.deps.runs.require(id)));
+    expect(runs.map((r) => r.state)).toEqual(runIds.map(() => 'succeeded'));
+    expect(runs.map((r) => r.restarts)).toEqual(runIds.map(() => 0));
+    expect(runs.map((r) => r.epoch)).toEqual(runIds.map(() => 1));
+    expect(runs.map((r) => r.progress.processed)).toEqual(runIds.map(() => ENTITIES));
+    expect(runs.map((r) => r.errorCount)).toEqual(runIds.map(() => 0));
+    for (const run of runs) {
+      expect((await engine.deps.deadLetters.list(run.sourceId, {})).items).toEqual([]);
+    }
+    // The reaper did see runs waiting: the backlog was real, not absent.
+    expect(waitingSeen).toBeGreaterThan(10);
+  }, 150_000);
+});
