@@ -67,6 +67,11 @@ export const EnvSchema = z.object({
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  /**
+   * Seconds an incremental run asks before the watermark: covers sources whose writes become
+   * visible out of timestamp order. Re-read entities are harmless (version-guarded loads).
+   */
+  WATERMARK_LOOKBACK_SECONDS: z.coerce.number().int().min(0).max(86_400).default(5),
   /** Source URLs may reach loopback addresses. Default: true on an emulator (local), false on AWS. */
   SOURCE_ALLOW_LOOPBACK: flag.optional(),
   /** Source URLs may reach private network ranges. Default: true on an emulator, false on AWS. */
@@ -102,6 +107,7 @@ export interface HarvesterConfig {
   readonly schedulerRoleArn: string | undefined;
   readonly startRunTargetArn: string | undefined;
   readonly maxPagesPerRun: number;
+  readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly sourcePolicy: SourcePolicyConfig;
   readonly cursorKeySecretArn: string | undefined;
@@ -145,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     schedulerRoleArn: e.SCHEDULER_ROLE_ARN,
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
+    watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,
     sourcePolicy: {
       // Off AWS (an emulator endpoint) the sources are local fakes on loopback; on AWS, public hosts only.

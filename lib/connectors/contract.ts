@@ -11,8 +11,10 @@ export interface ConnectorManifest {
   /** What one entity is: `issue`, `record`. */
   readonly entityType: string;
   /**
-   * True when the stream is globally ordered by modification time (so an incremental run can
-   * resume from its checkpoint). May depend on the config, see {@link Connector.manifestFor}.
+   * True when the stream is ordered by modification time *and stable under concurrent change*:
+   * its position is a key (see `keyset.ts`) or a source cursor declared stable. Only such a stream
+   * gets a watermark, a resume from its checkpoint, or a reconciliation that tombstones. May
+   * depend on the config, see {@link Connector.manifestFor}.
    */
   readonly orderedByModifiedTime: boolean;
   /** True when the next cursor can be computed without the page's response (page-number pagination). */
@@ -42,8 +44,19 @@ export interface FetchedPage {
   readonly items: unknown[];
   /** Cursor of the next page; null when this was the last. */
   readonly nextCursor: string | null;
-  /** Total entities when the source tells (GitHub's `rel="last"`, a `total` field). */
+  /** Total entities of the run's listing when the source tells (a `total` field over a stable cursor). */
   readonly total?: number | null;
+  /**
+   * Entities this page and the pages after it will deliver, estimated from what the source tells
+   * (GitHub's `rel="last"` × the page size observed, a `total` of a `since` listing). The engine
+   * adds what the run already processed. Used when `total` is not given.
+   */
+  readonly remaining?: number | null;
+  /**
+   * The run's watermark must not pass this time (a tie group larger than a page was read by
+   * position, see `keyset.ts`); null or absent: no cap.
+   */
+  readonly watermarkCeiling?: string | null;
 }
 
 /** A harvested entity, ready to store. */
@@ -72,6 +85,12 @@ export interface Connector<Config = unknown> {
   readonly configSchema: z.ZodType<Config>;
   /** The manifest as it applies to one config (for example, `rest-json`'s `ordered` flag). */
   manifestFor(config: Config): ConnectorManifest;
+  /**
+   * The config fields that select the stream (which entities, which ids and versions), not how it
+   * is read: the source watermark belongs to them, so pointing a source at another repository
+   * starts without one, while changing a page size keeps it. Default: the whole config.
+   */
+  streamIdentity?(config: Config): unknown;
   /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
   fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
   /** Fetches one entity by id (used by retry-failed runs); throws a classified error when it cannot. */

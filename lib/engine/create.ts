@@ -72,6 +72,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     limits: {
       maxPagesPerRun: config.maxPagesPerRun,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
+      watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),
   };

@@ -57,6 +57,8 @@ export interface EngineDeps {
   readonly limits: {
     readonly maxPagesPerRun: number;
     readonly heartbeatIntervalMs: number;
+    /** How far before the watermark an incremental run asks from (`WATERMARK_LOOKBACK_SECONDS`). */
+    readonly watermarkLookbackMs: number;
   };
   readonly hooks?: EngineHooks;
 }

@@ -1,6 +1,8 @@
 import { METRIC } from '../observability/metrics.js';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
+import type { SourceWatermark } from '../store/sources.js';
 import type { EngineDeps } from './deps.js';
+import { finalWatermark } from './watermark.js';
 
 /** How the engine ends a run. */
 export interface Ending {
@@ -8,8 +10,8 @@ export interface Ending {
   readonly state: 'succeeded' | 'failed';
   readonly failure?: RunFailure;
   readonly resume?: ResumeRecord;
-  /** New incremental watermark; committed to the source only on success. */
-  readonly watermark?: string | null;
+  /** New source watermark with its stream; committed only on success. */
+  readonly watermark?: SourceWatermark | null;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function failOverBudget(
   });
   return { outcome: 'failed', reason: 'page_budget_exceeded' };
 }
-/** Ends a run whose stream is complete: incremental runs commit their watermark with the success. */
+/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
 export async function finishSucceeded(
   deps: EngineDeps,
   run: SyncRun,
@@ -84,7 +86,7 @@ export async function finishSucceeded(
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'succeeded',
-    watermark: run.mode === 'incremental' ? watermark : null,
+    watermark: finalWatermark(deps, run, watermark),
   });
 }
 

@@ -9,13 +9,9 @@ import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import type { StepContext, StepResult } from './step.js';
+import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
-/** The later of two ISO versions (string order is time order for one fixed ISO format). */
-export function laterVersion(a: string | null, b: string | null): string | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return a >= b ? a : b;
-}
+export { laterVersion } from './watermark.js';
 
 /**
  * Retry timing bound to the step's ownership: a backoff sleep ends early when a heartbeat learns
@@ -76,7 +72,7 @@ export async function fetchWithRetry(
     connector.fetchPage(config, cursor, {
       fetch: deps.fetch,
       secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
-      since: params.since,
+      since: effectiveSince(connector, params),
       signal: heartbeat.signal,
     }),
   );
@@ -95,17 +91,29 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { entities, failures } = await normalizeAll(context, page.items);
   const loaded = await loadEntities(context, entities);
   await context.checkpointHook('afterLoad');
-  const watermark = laterVersion(
-    run.checkpoint?.watermark ?? context.params.since,
-    entities.reduce<string | null>((max, e) => laterVersion(max, e.version), null),
+  const watermark = pageWatermark(
+    run.checkpoint?.watermark ?? startingWatermark(context.params),
+    entities.map((e) => e.version),
+    page.watermarkCeiling,
   );
   return commitAndContinue(context, {
     cursor: page.nextCursor,
     watermark,
     processed: loaded.loaded,
     errors: failures + loaded.failed,
-    total: page.total ?? null,
+    total: estimatedTotal(run, page),
   });
+}
+
+/**
+ * The run's total as the source lets us estimate it: the listing's own total, or what the run
+ * processed so far plus what this page and the ones after it hold. Null: unknown (the previous
+ * estimate stands). A succeeded run's total is set to what it processed when it ends.
+ */
+function estimatedTotal(run: StepContext['run'], page: FetchedPage): number | null {
+  if (page.total !== undefined && page.total !== null) return page.total;
+  if (page.remaining === undefined || page.remaining === null) return null;
+  return run.progress.processed + page.remaining;
 }
 
 /** Normalizes raw records; invalid ones go to dead_letters. Duplicate ids in a page keep the newest version. */
@@ -208,7 +216,7 @@ async function pageDeadLettered(
     context.log.warn('page dead-lettered; continuing with the computed next cursor', { reason });
     return commitAndContinue(context, {
       cursor: connector.nextCursorWithoutResponse(config, message.cursor),
-      watermark: run.checkpoint?.watermark ?? context.params.since,
+      watermark: run.checkpoint?.watermark ?? startingWatermark(context.params),
       processed: 0,
       errors: 1,
       total: null,

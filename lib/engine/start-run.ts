@@ -3,6 +3,7 @@ import { runParamsHash } from '../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
 import { sendPage } from './handoff.js';
+import { startingPoint, streamHash } from './watermark.js';
 
 /** A request to start a run. */
 export interface StartRunInput {
@@ -16,8 +17,12 @@ export interface StartRunInput {
 
 /** The parameters a run records at its start, which stay fixed for its whole life. */
 export interface RunParams extends Record<string, unknown> {
-  /** Incremental runs: the source watermark when the run started. */
+  /** Incremental runs: the source watermark when the run started, moved back by the lookback. */
   readonly since: string | null;
+  /** Incremental runs: the source watermark when the run started (the run's watermark never goes below it). */
+  readonly watermark?: string | null;
+  /** Hash of the stream `since` was chosen for: a restart that adopts another stream drops `since`. */
+  readonly stream?: string;
   readonly scope: unknown;
   /** The source's config hash at start: a resume compares it (`params_changed`). */
   readonly configHash: string;
@@ -43,8 +48,17 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
   const source = await deps.sources.require(input.sourceId);
   const connector = deps.connectors.get(source.connector);
   const config = connector.configSchema.parse(source.config) as Record<string, unknown>;
+  const stream = streamHash(connector, source.connector, config);
+  // An incremental run over a stream that cannot be keyed reads everything, and says so.
+  const keyed = connector.manifestFor(config).orderedByModifiedTime;
+  const unkeyedIncremental = input.mode === 'incremental' && !keyed;
+  const start = unkeyedIncremental
+    ? { since: null, watermark: null }
+    : startingPoint(source, stream, input.mode, deps.limits.watermarkLookbackMs);
   const params: RunParams = {
-    since: input.mode === 'incremental' ? source.watermark : null,
+    since: start.since,
+    watermark: start.watermark,
+    stream,
     scope: input.scope ?? null,
     configHash: source.configHash,
     connector: source.connector,
@@ -57,7 +71,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     mode: input.mode,
     params,
     paramsHash: runParamsHash({ mode: input.mode, connector: source.connector, config, scope: params.scope }),
-    resume: { reason: 'fresh_start', from: 'scratch', at: now },
+    resume: { reason: unkeyedIncremental ? 'stream_unordered' : 'fresh_start', from: 'scratch', at: now },
     trigger: input.trigger ?? 'api',
     now,
   });

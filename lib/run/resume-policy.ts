@@ -28,8 +28,10 @@ export interface ResumeInput {
 /**
  * Decides how a silent run continues (DESIGN §4.7, §4.8, §7). Order matters and each rule has a reason:
  * 1. a run that died `maxRestarts` times is a crash loop: fail it (`restart_limit`) instead of burning workers;
- * 2. with no committed page there is nothing to resume (`no_checkpoint`);
- * 3. a checkpoint belongs to the parameters that produced it (`params_changed`);
+ * 2. a run belongs to the parameters it started with (`params_changed`) — checked before any
+ *    page is committed too, so a run reconfigured before its first commit adopts the new config
+ *    instead of restarting with the old one;
+ * 3. with no committed page there is nothing to resume (`no_checkpoint`);
  * 4. old cursors are stale (`checkpoint_stale`, 6 h);
  * 5. only incremental runs resume (`mode_not_resumable`): full and reconciliation runs must see
  *    the whole catalog in one pass, retry-failed runs re-read dead letters that are still open;
@@ -40,10 +42,10 @@ export function decideResume(input: ResumeInput): ResumeDecision {
   const { run } = input;
   if (run.restarts >= (input.maxRestarts ?? RELIABILITY.maxRestartsPerRun))
     return { action: 'fail', verdict: 'restart_limit' };
+  if (run.paramsHash !== input.currentParamsHash) return { action: 'restart', verdict: 'params_changed' };
   if (run.state === 'queued' || run.checkpoint === null || run.nextPage <= 1) {
     return { action: 'restart', verdict: 'no_checkpoint' };
   }
-  if (run.paramsHash !== input.currentParamsHash) return { action: 'restart', verdict: 'params_changed' };
   if (input.now - run.checkpoint.at > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs)) {
     return { action: 'restart', verdict: 'checkpoint_stale' };
   }

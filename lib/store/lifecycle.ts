@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
 import { LockNotHeldError, RunNotFoundError, transactionReasons } from './errors.js';
-import { SourceStore } from './sources.js';
+import { SourceStore, type SourceWatermark } from './sources.js';
 import { type NewRun, SyncRunStore } from './sync-runs.js';
 
 /** How a run ends. */
@@ -13,8 +13,8 @@ export interface RunEnding {
   readonly state: 'succeeded' | 'failed';
   readonly failure?: RunFailure;
   readonly resume?: ResumeRecord;
-  /** New source watermark (incremental runs, on success only). */
-  readonly watermark?: string;
+  /** New source watermark with its stream (on success only). */
+  readonly watermark?: SourceWatermark;
   readonly now: number;
 }
 

@@ -24,12 +24,27 @@ export interface SourceRecord {
   readonly schedules: SourceSchedule[];
   /** Hash of connector + config: a run compares it to detect a reconfiguration (`params_changed`). */
   readonly configHash: string;
-  /** Committed incremental watermark: moves only when an incremental run succeeds. */
+  /**
+   * Committed watermark: every entity modified before it has been stored. Moves only when an
+   * incremental (or keyed full) run succeeds. Belongs to {@link SourceRecord.watermarkStream}.
+   */
   readonly watermark: string | null;
+  /**
+   * Hash of the stream the watermark was read from (connector + the config fields that select
+   * the stream): a run whose config selects another stream ignores the watermark. Null for
+   * watermarks written before streams were recorded, which no run trusts.
+   */
+  readonly watermarkStream: string | null;
   /** The one active run (the per-source lock), if any. */
   readonly activeRunId: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A watermark and the stream it was read from. */
+export interface SourceWatermark {
+  readonly value: string;
+  readonly stream: string;
 }
 
 /** What an administrator sets on a source. */
@@ -49,6 +64,7 @@ function toSource(item: Record<string, unknown>): SourceRecord {
     schedules: (item.schedules ?? []) as SourceSchedule[],
     configHash: item.configHash as string,
     watermark: (item.watermark ?? null) as string | null,
+    watermarkStream: (item.watermarkStream ?? null) as string | null,
     activeRunId: (item.activeRunId ?? null) as string | null,
     createdAt: item.createdAt as number,
     updatedAt: item.updatedAt as number,
@@ -211,7 +227,7 @@ export class SourceStore {
   }
 
   /** Releases the lock; only its holder may ({@link LockNotHeldError} otherwise). */
-  async releaseLock(sourceId: string, runId: string, watermark?: string): Promise<void> {
+  async releaseLock(sourceId: string, runId: string, watermark?: SourceWatermark): Promise<void> {
     try {
       await this.doc.send(
         new UpdateCommand(SourceStore.releaseUpdate(this.tableName, sourceId, runId, watermark)),
@@ -227,16 +243,19 @@ export class SourceStore {
     }
   }
 
-  /** The release update (optionally committing a new watermark), shared with the finish transaction. */
-  static releaseUpdate(tableName: string, sourceId: string, runId: string, watermark?: string) {
+  /**
+   * The release update (optionally committing a new watermark with the stream it belongs to),
+   * shared with the finish transaction.
+   */
+  static releaseUpdate(tableName: string, sourceId: string, runId: string, watermark?: SourceWatermark) {
     return {
       TableName: tableName,
       Key: { sourceId },
-      UpdateExpression: `REMOVE activeRunId, lockedAt${watermark === undefined ? '' : ' SET watermark = :watermark'}`,
+      UpdateExpression: `REMOVE activeRunId, lockedAt${watermark === undefined ? '' : ' SET watermark = :watermark, watermarkStream = :stream'}`,
       ConditionExpression: 'activeRunId = :runId',
       ExpressionAttributeValues: {
         ':runId': runId,
-        ...(watermark === undefined ? {} : { ':watermark': watermark }),
+        ...(watermark === undefined ? {} : { ':watermark': watermark.value, ':stream': watermark.stream }),
       },
     };
   }

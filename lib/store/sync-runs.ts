@@ -6,7 +6,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ACTIVE_SHARD, INDEX } from '../resources/definitions.js';
+import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
 import type {
   Checkpoint,
   ResumeRecord,
@@ -142,7 +142,7 @@ export class SyncRunStore {
       resume: run.resume,
       createdAt: run.now,
       updatedAt: run.now,
-      activeShard: ACTIVE_SHARD,
+      activeShard: activeShardOf(run.runId),
     };
   }
 
@@ -425,15 +425,22 @@ export class SyncRunStore {
     // accepts queued; success requires the running worker's epoch.
     const states = finish.state === 'failed' ? '#state IN (:running, :queued)' : '#state = :running';
     const epochCondition = finish.epoch === null ? '' : ' AND epoch = :epoch';
+    // A run that succeeded read its whole stream: its total is what it processed, not an estimate.
+    const succeeded = finish.state === 'succeeded';
     return {
       Key: { runId },
       UpdateExpression:
         'SET #state = :final, finishedAt = :now, updatedAt = :now' +
         (finish.failure ? ', failure = :failure' : '') +
         (finish.resume ? ', #resume = :resume' : '') +
+        (succeeded ? ', #progress.#total = #progress.#processed' : '') +
         ' REMOVE activeShard, deferredUntil, handoff',
       ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
-      ExpressionAttributeNames: { '#state': 'state', ...(finish.resume ? { '#resume': 'resume' } : {}) },
+      ExpressionAttributeNames: {
+        '#state': 'state',
+        ...(finish.resume ? { '#resume': 'resume' } : {}),
+        ...(succeeded ? { '#progress': 'progress', '#total': 'total', '#processed': 'processed' } : {}),
+      },
       ExpressionAttributeValues: {
         ':final': finish.state,
         ':running': 'running',
@@ -560,14 +567,19 @@ export class SyncRunStore {
    * consistent: the reaper re-reads each candidate before acting.
    */
   async listSilent(silentSince: number): Promise<SyncRun[]> {
-    const items = await queryAll(this.doc, {
-      TableName: this.tableName,
-      IndexName: INDEX.activeRuns,
-      KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
-      FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
-      ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince },
-    });
-    return items.map(toSyncRun);
+    // One query per shard of the active index (writes are spread over them, see ACTIVE_SHARD_COUNT).
+    const shards = await Promise.all(
+      ACTIVE_SHARDS.map((shard) =>
+        queryAll(this.doc, {
+          TableName: this.tableName,
+          IndexName: INDEX.activeRuns,
+          KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
+          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
+          ExpressionAttributeValues: { ':active': shard, ':since': silentSince },
+        }),
+      ),
+    );
+    return shards.flat().map(toSyncRun);
   }
 
   /** Every active run (for operators and tests). */

@@ -60,8 +60,11 @@ describe('incremental runs and the watermark', () => {
     fake.control.setProfile('none');
     const second = await runToEnd(sourceId, 'incremental');
     expect(second.state).toBe('succeeded');
-    expect(second.params.since).toBe(afterFirst);
-    expect(second.progress.processed).toBe(3);
+    // It asks from the watermark minus the 5 s lookback: the six entities modified in [W − 5 s, W]
+    // (one a second) are read again, with the two touched since.
+    expect(second.params.since).toBe(new Date(Date.parse(afterFirst!) - 5_000).toISOString());
+    expect(second.params.watermark).toBe(afterFirst);
+    expect(second.progress.processed).toBe(8);
     const touched = fake.truth().entities.filter((e) => e.id === 'e-000010' || e.id === 'e-000020');
     for (const entity of touched) {
       expect((await engine.deps.items.get(sourceId, entity.id))?.version).toBe(entity.updatedAt);
@@ -71,11 +74,33 @@ describe('incremental runs and the watermark', () => {
     );
   });
 
-  it('never moves the watermark for a full run', async () => {
-    const { sourceId } = await newSource(150);
+  it('sets the watermark with a successful full run over a keyed stream: it read everything', async () => {
+    const { sourceId, fake } = await newSource(150);
 
     await runToEnd(sourceId, 'full');
 
+    expect((await engine.deps.sources.require(sourceId)).watermark).toBe(
+      fake.truth().entities.at(-1)!.updatedAt,
+    );
+  });
+
+  it('never sets a watermark from a stream that cannot be keyed (positional pages, no since filter)', async () => {
+    const { sourceId, fake } = await newSource(150);
+    const positional = fakeRestConfig(fake.url, {
+      url: `${fake.url}/records-paged`,
+      sinceParam: undefined,
+      pagination: { type: 'page' },
+    });
+    await putSource(engine.deps, sourceId, 'rest-json', positional);
+
+    const full = await runToEnd(sourceId, 'full');
+    const incremental = await runToEnd(sourceId, 'incremental');
+
+    expect(full.state).toBe('succeeded');
+    expect(incremental.state).toBe('succeeded');
+    // The incremental run read everything, and said why.
+    expect(incremental.resume.reason).toBe('stream_unordered');
+    expect(incremental.progress.processed).toBe(150);
     expect((await engine.deps.sources.require(sourceId)).watermark).toBeNull();
   });
 });

@@ -374,13 +374,14 @@ describe('the source lock', () => {
       sourceId: run.sourceId,
       epoch: 1,
       state: 'succeeded',
-      watermark: '2024-01-01T00:00:00Z',
+      watermark: { value: '2024-01-01T00:00:00Z', stream: 'stream-a' },
       now: T0 + 9,
     });
 
     const source = await sources.require(run.sourceId);
     expect(source.activeRunId).toBeNull();
     expect(source.watermark).toBe('2024-01-01T00:00:00Z');
+    expect(source.watermarkStream).toBe('stream-a');
     expect((await runs.listActive()).map((r) => r.runId)).not.toContain(run.runId);
   });
 
@@ -393,7 +394,7 @@ describe('the source lock', () => {
       epoch: 1,
       state: 'failed',
       failure: { reason: 'x', message: 'y' },
-      watermark: '2099-01-01T00:00:00Z',
+      watermark: { value: '2099-01-01T00:00:00Z', stream: 'stream-a' },
       now: T0 + 9,
     });
 

@@ -7,7 +7,7 @@ import { LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.
 import { createLogger } from '../../lib/observability/logger.js';
 import type { BootstrapOptions } from '../../lib/resources/bootstrap.js';
 import type { RetryDeps } from '../../lib/retry/outcome.js';
-import { stableHash } from '../../lib/run/hash.js';
+import { runParamsHash, stableHash } from '../../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../../lib/run/model.js';
 import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
 
@@ -116,12 +116,18 @@ export async function putSource(
  */
 export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promise<string> {
   const now = deps.clock.now();
+  const source = await deps.sources.require(sourceId);
+  const config = deps.connectors.get(source.connector).configSchema.parse(source.config) as Record<
+    string,
+    unknown
+  >;
   const run = await deps.lifecycle.createHoldingLock({
     runId: ulid(now),
     sourceId,
     mode: 'full',
-    params: { since: null, scope: null, configHash: 'x' },
-    paramsHash: 'x',
+    params: { since: null, scope: null, configHash: source.configHash },
+    // The hash a run of this source's current config has, so the reaper sees no reconfiguration.
+    paramsHash: runParamsHash({ mode: 'full', connector: source.connector, config, scope: null }),
     resume: { reason: 'fresh_start', from: 'scratch', at: now },
     now,
   });

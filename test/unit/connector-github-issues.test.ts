@@ -5,6 +5,7 @@ import {
   githubIssuesConnector as github,
   githubIssuesConfigSchema,
 } from '../../lib/connectors/github-issues/index.js';
+import { decodePosition, encodePosition } from '../../lib/connectors/keyset.js';
 import { ItemValidationError, SourceResponseError } from '../../lib/retry/errors.js';
 
 const API = 'https://api.github.com/repos/octo/hello';
@@ -72,32 +73,73 @@ describe('github-issues fetchPage', () => {
     expect(calls[0]!.headers.has('authorization')).toBe(false);
   });
 
-  it('returns rel="next" as the cursor and estimates the total from rel="last"', async () => {
+  it('returns a keyset position as the cursor and estimates what remains from rel="last" × the page size served', async () => {
     const link = `<${API}/issues?per_page=100&page=2>; rel="next", <${API}/issues?per_page=100&page=7>; rel="last"`;
-    const { ctx } = context(() => pageWithLinks([issue(1), issue(2)], link));
+    const body = [issue(1, { updated_at: '2024-05-01T09:00:00Z' }), issue(2)];
+    const { ctx } = context(() => pageWithLinks(body, link));
     const page = await github.fetchPage(config(), null, ctx);
-    expect(page).toMatchObject({ nextCursor: `${API}/issues?per_page=100&page=2`, total: 700 });
+    // The server served 2 of the 100 asked: a silent cap, so 6 pages of 2 are left, not 6 of 100.
+    expect(page.remaining).toBe(14);
+    expect(decodePosition(page.nextCursor, null)).toMatchObject({
+      at: '2024-05-01T10:00:00.000Z',
+      ids: ['2'],
+    });
     expect(page.items).toHaveLength(2);
   });
 
-  it('follows a cursor as the URL it is', async () => {
-    const cursor = `${API}/issues?per_page=100&page=2&since=2024-01-01T00:00:00Z`;
-    const { ctx, calls } = context(() => pageWithLinks([issue(3)]));
-    await github.fetchPage(config(), cursor, ctx);
-    expect(calls[0]!.url).toBe(cursor);
+  it('asks the next page since the last delivered issue, skipping the issues delivered at that instant', async () => {
+    const cursor = encodePosition({ at: '2024-05-01T10:00:00.000Z', ids: ['2'] });
+    const later = issue(3, { updated_at: '2024-05-01T11:00:00Z' });
+    const { ctx, calls } = context(() => pageWithLinks([issue(2), issue(5), later]));
+    const page = await github.fetchPage(config(), cursor, ctx);
+    const url = new URL(calls[0]!.url);
+    expect(url.searchParams.get('since')).toBe('2024-05-01T10:00:00.000Z');
+    expect(url.searchParams.has('page')).toBe(false);
+    // #5 shares #2's instant but was not delivered yet: a tie, kept.
+    expect(page.items).toEqual([issue(5), later]);
   });
 
-  it('ends the stream on a page without rel="next" and counts the total exactly', async () => {
+  it('ends the stream on a page without rel="next" and counts what remains exactly', async () => {
+    const cursor = encodePosition({ at: '2024-05-01T10:00:00.000Z', ids: ['201'] });
     const { ctx } = context(() =>
       pageWithLinks([issue(201), issue(202)], `<${API}/issues?page=2>; rel="prev"`),
     );
-    const page = await github.fetchPage(config(), `${API}/issues?per_page=100&page=3`, ctx);
-    expect(page).toMatchObject({ nextCursor: null, total: 202 });
+    const page = await github.fetchPage(config(), cursor, ctx);
+    expect(page).toMatchObject({ nextCursor: null, remaining: 1 });
+    expect(page.items).toEqual([issue(202)]);
   });
 
-  it('refuses a cursor on another origin, which would receive the token', async () => {
+  it('follows the next link inside a tie group larger than a page, and caps the watermark at the tie', async () => {
+    const link = `<${API}/issues?since=2024-05-01T10%3A00%3A00.000Z&page=2>; rel="next"`;
+    const { ctx, calls } = context(() => pageWithLinks([issue(1), issue(2)], link));
+    const first = await github.fetchPage(
+      config(),
+      encodePosition({ at: '2024-05-01T10:00:00.000Z', ids: [] }),
+      ctx,
+    );
+    expect(first.items).toHaveLength(2);
+    const position = decodePosition(first.nextCursor, null);
+    expect(position).toMatchObject({ follow: `${API}/issues?since=2024-05-01T10%3A00%3A00.000Z&page=2` });
+    expect(first.watermarkCeiling).toBe('2024-05-01T10:00:00.000Z');
+
+    await github.fetchPage(config(), first.nextCursor, ctx);
+    expect(calls[1]!.url).toBe(position.follow);
+  });
+
+  it('sends no since at all on a first page without a watermark (some APIs answer the epoch with nothing)', async () => {
     const { ctx, calls } = context(() => pageWithLinks([]));
-    await expect(github.fetchPage(config({ tokenRef: 't' }), 'https://evil.test/steal', ctx)).rejects.toThrow(
+    await github.fetchPage(config(), null, ctx);
+    expect(new URL(calls[0]!.url).searchParams.has('since')).toBe(false);
+  });
+
+  it('refuses a tie continuation on another origin, which would receive the token', async () => {
+    const cursor = encodePosition({
+      at: '2024-05-01T10:00:00.000Z',
+      ids: [],
+      follow: 'https://evil.test/steal',
+    });
+    const { ctx, calls } = context(() => pageWithLinks([]));
+    await expect(github.fetchPage(config({ tokenRef: 't' }), cursor, ctx)).rejects.toThrow(
       SourceResponseError,
     );
     expect(calls).toEqual([]);
@@ -118,12 +160,12 @@ describe('github-issues fetchPage', () => {
     expect((await github.fetchPage(config(), null, ctx)).items).toHaveLength(2);
   });
 
-  it('filters pull requests out of the page when they are excluded, and reports no total', async () => {
+  it('filters pull requests out of the page when they are excluded, and reports no estimate', async () => {
     const link = `<${API}/issues?page=2>; rel="next", <${API}/issues?page=3>; rel="last"`;
     const { ctx } = context(() => pageWithLinks([issue(1), issue(2, { pull_request: { url: 'x' } })], link));
     const page = await github.fetchPage(config({ includePullRequests: false }), null, ctx);
     expect(page.items).toEqual([issue(1)]);
-    expect(page.total).toBeNull();
+    expect(page.remaining).toBeNull();
   });
 
   it('uses a GitHub Enterprise Server base URL', async () => {

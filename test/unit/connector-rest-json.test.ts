@@ -169,9 +169,16 @@ describe('rest-json requests', () => {
     });
   });
 
-  it('declares the stream ordered only when the config says so', () => {
+  it('declares the stream keyed only when ordered and read by key (sinceParam) or through a stable cursor', () => {
+    const stableCursor = { type: 'cursor', cursorParam: 'c', nextCursorPath: 'next', stable: true };
     expect(rest.manifestFor(config()).orderedByModifiedTime).toBe(false);
-    expect(rest.manifestFor(config({ ordered: true })).orderedByModifiedTime).toBe(true);
+    // Ordered, but paged by position without a since filter: an edit mid-run shifts pages.
+    expect(rest.manifestFor(config({ ordered: true })).orderedByModifiedTime).toBe(false);
+    expect(rest.manifestFor(config({ ordered: true, sinceParam: 'since' })).orderedByModifiedTime).toBe(true);
+    expect(rest.manifestFor(config({ ordered: true, pagination: stableCursor })).orderedByModifiedTime).toBe(
+      true,
+    );
+    expect(rest.manifestFor(config({ sinceParam: 'since' })).orderedByModifiedTime).toBe(false);
   });
 });
 

@@ -34,6 +34,13 @@ describe('decideResume', () => {
     ['no_checkpoint', input({ checkpoint: null, nextPage: 1 }), 'restart'],
     ['no_checkpoint', input({ state: 'queued', checkpoint: null, nextPage: 1 }), 'restart'],
     ['params_changed', input({}, { currentParamsHash: 'other' }), 'restart'],
+    // Before the first commit too: the restart must adopt the new config, not keep the old one.
+    ['params_changed', input({ checkpoint: null, nextPage: 1 }, { currentParamsHash: 'other' }), 'restart'],
+    [
+      'params_changed',
+      input({ state: 'queued', checkpoint: null, nextPage: 1 }, { currentParamsHash: 'o' }),
+      'restart',
+    ],
     [
       'checkpoint_stale',
       input({

@@ -1,4 +1,5 @@
 import { startRun } from '../../engine/start-run.js';
+import type { ApiDeps } from '../deps.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
@@ -102,17 +103,34 @@ export const runRoutes: Route[] = [
     operationId: 'cancelRun',
     summary: 'Cancel a run',
     description:
-      'Cancelled is terminal: the worker stops within one heartbeat and the checkpoint is never resumed. 409 when the run already ended.',
+      'Cancelled is terminal: the worker stops within one heartbeat, pending deferral schedules are deleted, and the checkpoint is never resumed. 409 when the run already ended.',
     tag: 'runs',
     params: RunPathSchema,
     body: EmptyBodySchema,
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
     async handle({ params, deps }) {
-      return {
-        status: 200,
-        body: await runView(deps, await deps.lifecycle.cancel(params.runId, deps.clock.now())),
-      };
+      const run = await deps.lifecycle.cancel(params.runId, deps.clock.now());
+      await deleteDeferrals(deps, params.runId);
+      return { status: 200, body: await runView(deps, run) };
     },
   }),
 ];
+
+/**
+ * Deletes a cancelled run's pending deferral schedules. The cancel itself already holds: should
+ * Scheduler fail here, a leftover schedule fires into a cancelled run, whose message the worker
+ * drops, and then deletes itself; so the failure is logged, not answered as a 500.
+ */
+async function deleteDeferrals(deps: ApiDeps, runId: string): Promise<void> {
+  try {
+    const deleted = (await deps.deferrals?.deleteFor(runId)) ?? [];
+    if (deleted.length > 0)
+      deps.logger.info('deleted deferral schedules of a cancelled run', { runId, deleted });
+  } catch (error) {
+    deps.logger.warn('could not delete deferral schedules of a cancelled run', {
+      runId,
+      error: String(error),
+    });
+  }
+}

@@ -2,6 +2,7 @@ import { ItemValidationError, SourceResponseError, safeUrl } from '../../retry/e
 import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
+import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
 import { classifyGitHub } from './classify.js';
 import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
@@ -14,9 +15,12 @@ export { githubIssuesConfigSchema } from './config.js';
  * The `github-issues` connector: a repository's issues (and, by default, pull requests) through
  * the GitHub REST API, oldest update first, with `Link` header pagination.
  *
- * Listing is sorted by `updated` ascending, so the stream is ordered by modification time and an
- * incremental run can resume from its checkpoint. The next cursor is the `rel="next"` URL, which
- * only the response knows.
+ * Listing is sorted by `updated` ascending and read by keyset (see `../keyset.ts`): each page asks
+ * `since=<updatedAt of the last delivered issue>` (inclusive) and skips the issues this run already
+ * delivered at that instant, so an issue edited mid-run can only move ahead of the position. The
+ * `rel="next"` URL is followed only inside a tie group larger than a page; otherwise it only tells
+ * whether the listing goes on. So the stream is stable under concurrent change: incremental runs
+ * resume from their checkpoint and move the watermark, reconciliation may tombstone.
  */
 const manifest: ConnectorManifest = {
   name: 'github-issues',
@@ -69,17 +73,24 @@ function pageNumber(url: string | undefined): number | undefined {
 }
 
 /**
- * Total issues when the links tell: `rel="last"`'s page × perPage (an upper estimate), or exact
- * on the last page. Null when pull requests are filtered out, since GitHub's count includes them
- * and a total the run can never reach would look like lost data.
+ * Issues this page and the ones after it hold, estimated from the links: the pages left
+ * (`rel="last"` − this page) × the page size the server really served (servers and proxies cap
+ * `per_page` silently), plus this page. Exact on the last page. Null when pull requests are
+ * filtered out, since GitHub's pages include them.
  */
-function estimateTotal(config: GithubIssuesConfig, links: LinkRelations, url: string, count: number) {
+function estimateRemaining(
+  config: GithubIssuesConfig,
+  links: LinkRelations,
+  url: string,
+  served: number,
+  skipped: number,
+): number | null {
   if (!config.includePullRequests) return null;
+  if (links.next === undefined) return served - skipped;
   const last = pageNumber(links.last);
-  if (last !== undefined) return last * config.perPage;
-  if (links.next !== undefined) return null;
   const current = pageNumber(url);
-  return current === undefined ? null : (current - 1) * config.perPage + count;
+  if (last === undefined || current === undefined || last < current) return null;
+  return (last - current) * served + served - skipped;
 }
 
 async function fetchPage(
@@ -87,17 +98,32 @@ async function fetchPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const url = cursor === null ? firstPageUrl(config, ctx.since) : sameOriginUrl(cursor, config.baseUrl);
+  const position = decodePosition(cursor, ctx.since);
+  const url =
+    position.follow === undefined
+      ? firstPageUrl(config, position.at)
+      : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
+  const listed: unknown[] = response.body;
   const links = parseLinkHeader(response.headers.link, response.url);
-  const next = links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
-  const items = config.includePullRequests
-    ? response.body
-    : response.body.filter((raw) => !isPullRequest(raw));
-  return { items, nextCursor: next, total: estimateTotal(config, links, url, response.body.length) };
+  const sourceNext =
+    links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
+  const step = advance(
+    position,
+    listed.map((raw) => listedKey(normalizeIssue(raw))),
+    sourceNext,
+  );
+  const delivered = listed.filter((_, index) => step.deliver[index]);
+  const items = config.includePullRequests ? delivered : delivered.filter((raw) => !isPullRequest(raw));
+  return {
+    items,
+    nextCursor: step.next === null ? null : encodePosition(step.next),
+    remaining: estimateRemaining(config, links, url, listed.length, listed.length - delivered.length),
+    watermarkCeiling: step.ceiling,
+  };
 }
 
 async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
@@ -112,6 +138,12 @@ export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
   manifest,
   configSchema: githubIssuesConfigSchema,
   manifestFor: () => manifest,
+  streamIdentity: (config) => ({
+    baseUrl: config.baseUrl,
+    owner: config.owner.toLowerCase(),
+    repo: config.repo.toLowerCase(),
+    includePullRequests: config.includePullRequests,
+  }),
   fetchPage,
   fetchItem,
   normalize: (_config, raw) => normalizeIssue(raw),

@@ -13,7 +13,18 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 /** How the source pages its list; the cursor the engine stores depends on it. */
 export const paginationSchema = z.discriminatedUnion('type', [
   /** An opaque token in each response (`nextCursorPath`), sent back as `cursorParam`. Cursor: the token. */
-  z.strictObject({ type: z.literal('cursor'), cursorParam: param, nextCursorPath: requiredPath }),
+  z.strictObject({
+    type: z.literal('cursor'),
+    cursorParam: param,
+    nextCursorPath: requiredPath,
+    /**
+     * True when the token is itself a keyset position the source keeps valid while records change
+     * (it encodes the last record's modification time and id, not an offset). Default false: the
+     * run then keeps its own key and asks `sinceParam` from it, following the token only inside
+     * a tie group larger than a page.
+     */
+    stable: z.boolean().default(false),
+  }),
   /** Numbered pages; an empty page ends the stream. Cursor: the page number as a string. */
   z.strictObject({
     type: z.literal('page'),
@@ -80,7 +91,13 @@ export const restJsonConfigSchema = z.strictObject({
   pageSize: z.number().int('must be a whole number').min(1).max(10_000).default(100),
   /** Query parameter carrying the page size. Default `limit`. */
   pageSizeParam: param.default('limit'),
-  /** Query parameter for incremental runs (`?updated_since=…`); without it every run reads everything. */
+  /**
+   * Query parameter filtering records modified at or after a time (`?updated_since=…`, inclusive).
+   * With `ordered`, it makes the stream keyed: every page asks from the last delivered record's
+   * time, so records edited during a run are never skipped, and incremental runs read only what
+   * changed. Without it (and without a `stable` cursor) the stream cannot be keyed: incremental
+   * runs read everything and never move a watermark.
+   */
   sinceParam: param.optional(),
   pagination: paginationSchema,
   /** Dot path of the total record count in a list response, when the API reports one. */

@@ -3,6 +3,7 @@ import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/error
 import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
+import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { getPath } from '../values.js';
 import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
@@ -23,12 +24,28 @@ const manifest: ConnectorManifest = {
   cursorComputableWithoutResponse: false,
 };
 
-/** The manifest for one config: ordered only when declared, cursors computable only for page numbers. */
+/**
+ * How the run keeps its position: `keyset` (its own `(updatedAt, id)` key, asked through
+ * `sinceParam`; see `../keyset.ts`), `stable-cursor` (the source's token, declared a keyset
+ * position itself), or `positional` (page numbers, URLs or tokens over a listing that shifts when
+ * records change: nothing may be concluded from it about what was not listed).
+ */
+export function positionKind(config: RestJsonConfig): 'keyset' | 'stable-cursor' | 'positional' {
+  if (!config.ordered) return 'positional';
+  if (config.pagination.type === 'cursor' && config.pagination.stable) return 'stable-cursor';
+  return config.sinceParam === undefined ? 'positional' : 'keyset';
+}
+
+/**
+ * The manifest for one config: stable (watermark, resume, tombstones) only when keyed or over a
+ * declared-stable cursor; cursors computable only for positional page numbers.
+ */
 function manifestFor(config: RestJsonConfig): ConnectorManifest {
+  const kind = positionKind(config);
   return {
     ...manifest,
-    orderedByModifiedTime: config.ordered,
-    cursorComputableWithoutResponse: config.pagination.type === 'page',
+    orderedByModifiedTime: kind !== 'positional',
+    cursorComputableWithoutResponse: config.pagination.type === 'page' && kind === 'positional',
   };
 }
 
@@ -59,18 +76,53 @@ async function fetchPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const url = pageUrl(config, cursor, ctx.since);
+  if (positionKind(config) === 'keyset') return fetchKeyedPage(config, cursor, ctx);
+  const { items, body, url } = await fetchList(config, pageUrl(config, cursor, ctx.since), ctx);
+  return {
+    items,
+    nextCursor: nextCursor(config, cursor, { body, items, url }),
+    total: totalOf(config, body),
+  };
+}
+
+/** A page of a keyed stream: `sinceParam` from the position's key, the source's cursor only inside a tie. */
+async function fetchKeyedPage(
+  config: RestJsonConfig,
+  cursor: string | null,
+  ctx: ConnectorContext,
+): Promise<FetchedPage> {
+  const position = decodePosition(cursor, ctx.since);
+  const follow = position.follow ?? null;
+  const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
+  const sourceNext = nextCursor(config, follow, listed);
+  const step = advance(
+    position,
+    listed.items.map((raw) => listedKey(normalizeRecord(config, raw))),
+    sourceNext,
+  );
+  const items = listed.items.filter((_, index) => step.deliver[index]);
+  const total = follow === null ? totalOf(config, listed.body) : null;
+  return {
+    items,
+    nextCursor: step.next === null ? null : encodePosition(step.next),
+    // A `since` listing's total counts from the key on, the records skipped at the key included.
+    remaining: total === null ? null : Math.max(0, total - (listed.items.length - items.length)),
+    watermarkCeiling: step.ceiling,
+  };
+}
+
+async function fetchList(
+  config: RestJsonConfig,
+  url: string,
+  ctx: ConnectorContext,
+): Promise<{ items: unknown[]; body: unknown; url: string }> {
   const response = await getJson(config, url, ctx);
   const items = getPath(response.body, config.itemsPath);
   if (!Array.isArray(items)) {
     const where = config.itemsPath === '' ? 'the response body' : `\`${config.itemsPath}\``;
     throw new SourceResponseError(`${where} from ${safeUrl(url)} is not an array`, url);
   }
-  return {
-    items,
-    nextCursor: nextCursor(config, cursor, { body: response.body, items, url: response.url }),
-    total: totalOf(config, response.body),
-  };
+  return { items, body: response.body, url: response.url };
 }
 
 async function fetchItem(config: RestJsonConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
@@ -112,6 +164,13 @@ export const restJsonConnector: Connector<RestJsonConfig> = {
   manifest,
   configSchema: restJsonConfigSchema,
   manifestFor,
+  streamIdentity: (config) => ({
+    url: config.url,
+    extraQuery: config.extraQuery,
+    itemsPath: config.itemsPath,
+    idField: config.idField,
+    updatedAtField: config.updatedAtField,
+  }),
   fetchPage,
   fetchItem,
   normalize: normalizeRecord,

@@ -1,6 +1,7 @@
 /**
  * The `rest-json` connector config that reads a fake source's cursor-paginated `/records`
- * (ordered by modification time, `since` for incremental runs, `/records/{id}` for retry by id).
+ * (ordered by modification time, its cursor a stable keyset position, `since` for incremental runs,
+ * `/records/{id}` for retry by id).
  * Tests, the benchmark, the chaos suite and `harvester fake-source` use it.
  *
  * @example
@@ -20,7 +21,7 @@ export function fakeRestConfig(
     sinceParam: 'since',
     totalPath: 'total',
     itemUrl: `${baseUrl}/records/{id}`,
-    pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+    pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: true },
     ordered: true,
     ...overrides,
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FakeSourceError } from './errors.js';
+import { type LiveEditor, type LiveLog, type LiveSettings, liveSchema } from './live.js';
 import type { TruthEntity } from './model.js';
 import {
   FAULT_PROFILES,
@@ -26,7 +27,8 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
     profile: z.union([z.enum(profileNames), faultProfileSchema]),
   }),
   z.strictObject({ action: z.literal('fix'), ids: refs.optional() }),
-  z.strictObject({ action: z.literal('touch'), ids: refs }),
+  z.strictObject({ action: z.literal('touch'), ids: refs, tied: z.boolean().optional() }),
+  z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
   z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
   z.strictObject({ action: z.literal('reset-stats') }),
@@ -45,7 +47,8 @@ export type ControlResult =
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
-  | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] };
+  | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] }
+  | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null };
 
 /**
  * Changes the source while a run reads it, in process (`source.control`) or from another process
@@ -56,12 +59,19 @@ export interface FakeSourceControl {
   setProfile(profile: FaultProfile | FaultProfileName): ResolvedFaultProfile;
   /** "The source was fixed": stops serving broken records and not-found items (all, or only `ids`). */
   fix(ids?: readonly (string | number)[]): void;
-  /** Modifies entities (by id or issue number): updatedAt past every other, version + 1. */
-  touch(ids: readonly (string | number)[]): ChangeResult;
+  /**
+   * Modifies entities (by id or issue number): updatedAt past every other, version + 1; `tied`:
+   * one shared updatedAt for all (a bulk edit, a tie group).
+   */
+  touch(ids: readonly (string | number)[], options?: { tied?: boolean }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
   /** Creates `count` entities, modified after every existing one. */
   add(count: number): readonly TruthEntity[];
+  /** Turns the `live` behaviour on (edits before every listing request) or off (null). */
+  setLive(live: Parameters<LiveEditor['set']>[0]): LiveSettings | null;
+  /** What the `live` behaviour changed so far. */
+  liveHistory(): LiveLog;
   /** Zeroes the stats (the benchmark measures one phase at a time). */
   resetStats(): void;
   /** Validates and applies a command given as JSON; throws {@link FakeSourceError} when it is invalid. */
@@ -69,11 +79,13 @@ export interface FakeSourceControl {
 }
 
 /** The control of one source. */
-export function createControl(state: SourceState, stats: StatsRecorder): FakeSourceControl {
+export function createControl(state: SourceState, stats: StatsRecorder, live: LiveEditor): FakeSourceControl {
   const control: FakeSourceControl = {
     setProfile: (profile) => state.setProfile(profile),
     fix: (ids) => state.fix(ids),
-    touch: (ids) => state.touch(ids),
+    touch: (ids, options) => state.touch(ids, options),
+    setLive: (settings) => live.set(settings),
+    liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
@@ -98,7 +110,9 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       control.resetStats();
       return { ok: true, action: command.action };
     case 'touch':
-      return { ok: true, action: command.action, ...control.touch(command.ids) };
+      return { ok: true, action: command.action, ...control.touch(command.ids, { tied: command.tied }) };
+    case 'set-live':
+      return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
     case 'add':

@@ -14,6 +14,7 @@ export {
 export { FakeSourceError } from './errors.js';
 export { type FaultDecision, FaultInjector, RATE_LIMIT_QUOTA, TRANSIENT_STATUSES } from './faults.js';
 export { GITHUB_DEFAULT_PER_PAGE, GITHUB_MAX_PER_PAGE, githubTime } from './github.js';
+export { type LiveLog, type LiveOptions, type LiveSettings, liveSchema } from './live.js';
 export { entityId, type TruthEntity } from './model.js';
 export {
   FAULT_PROFILES,

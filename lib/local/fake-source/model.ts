@@ -130,11 +130,25 @@ export class EntityStore {
 
   /** Modifies a live entity: later than every existing one, version + 1. It moves to the end of listings. */
   touch(entity: FakeEntity): void {
-    this.removeFromOrder(entity);
-    this.clockMs += TICK_MS;
-    entity.updatedAtMs = this.clockMs;
-    entity.version += 1;
-    this.order.push(entity);
+    this.touchAll([entity], false);
+  }
+
+  /**
+   * Modifies live entities in the order given. `tied`: one shared updatedAt for all of them (a
+   * bulk edit within one second), listed among themselves by id — a tie group.
+   */
+  touchAll(entities: readonly FakeEntity[], tied: boolean): void {
+    if (tied) this.clockMs += TICK_MS;
+    const moved: FakeEntity[] = [];
+    for (const entity of entities) {
+      this.removeFromOrder(entity);
+      if (!tied) this.clockMs += TICK_MS;
+      entity.updatedAtMs = this.clockMs;
+      entity.version += 1;
+      moved.push(entity);
+    }
+    if (tied) moved.sort((a, b) => compareKeys(a, b));
+    this.order.push(...moved);
   }
 
   /** Deletes a live entity: it leaves listings and item fetches, and truth lists it as deleted. */

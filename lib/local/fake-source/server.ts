@@ -4,6 +4,7 @@ import { createControl, type FakeSourceControl } from './control.js';
 import { FakeSourceError } from './errors.js';
 import { faultReply } from './fault-replies.js';
 import { json, type Reply, readJson, requestKey, send } from './http.js';
+import { LiveEditor, type LiveOptions } from './live.js';
 import type { FaultProfile, FaultProfileName } from './profiles.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { type GroundTruth, SourceState } from './state.js';
@@ -27,6 +28,8 @@ export interface FakeSourceOptions {
   readonly startAt?: string;
   /** Clock of rate-limit windows and headers. Default `Date.now`. */
   readonly now?: () => number;
+  /** The `live` behaviour: edit, add and delete entities before listing requests. Default off. */
+  readonly live?: LiveOptions;
 }
 
 /** A running fake source. */
@@ -65,7 +68,9 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
   const now = options.now ?? Date.now;
   const state = new SourceState(options.seed, options.entities, startAtMs, options.profile ?? 'none', now);
   const stats = new StatsRecorder();
-  const control = createControl(state, stats);
+  const live = new LiveEditor(state, options.seed);
+  if (options.live) live.set(options.live);
+  const control = createControl(state, stats, live);
   const sleeps = new Sleeps();
 
   const server = createServer((req, res) => {
@@ -113,6 +118,8 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
     const faulted = verdict.decision.kind !== 'none';
     const origin = `http://${req.headers.host ?? address}`;
     const ctx = { state, query, params, origin, path: url.pathname, pageSize };
+    // The source changes between the request and its answer, as a live one does mid-run.
+    if (route.kind === 'page' && !faulted) live.beforeListing();
     const reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
     send(res, reply, state.faults.rateLimitHeaders());
     stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted });

@@ -94,9 +94,16 @@ export class SourceState {
     return entity.deleted || this.notFound.has(entity);
   }
 
-  /** Modifies live entities (later than every other, version + 1), in the order given. */
-  touch(refs: readonly (string | number)[]): ChangeResult {
-    return this.change(refs, (entity) => this.store.touch(entity));
+  /**
+   * Modifies live entities (later than every other, version + 1), in the order given; `tied`: all
+   * at one shared updatedAt (a bulk edit).
+   */
+  touch(refs: readonly (string | number)[], options: { tied?: boolean } = {}): ChangeResult {
+    if (!options.tied) return this.change(refs, (entity) => this.store.touch(entity));
+    const entities: FakeEntity[] = [];
+    const result = this.change(refs, (entity) => entities.push(entity), true);
+    this.store.touchAll(entities, true);
+    return { changed: entities.map(toTruth), unknownIds: result.unknownIds };
   }
 
   /** Deletes live entities. */
@@ -127,15 +134,21 @@ export class SourceState {
     };
   }
 
-  private change(refs: readonly (string | number)[], apply: (entity: FakeEntity) => void): ChangeResult {
+  private change(
+    refs: readonly (string | number)[],
+    apply: (entity: FakeEntity) => void,
+    dedupe = false,
+  ): ChangeResult {
     const changed: TruthEntity[] = [];
     const unknownIds: string[] = [];
+    const done = new Set<FakeEntity>();
     for (const ref of refs) {
       const entity = this.store.find(ref);
-      if (!entity || entity.deleted) {
+      if (!entity || entity.deleted || (dedupe && done.has(entity))) {
         unknownIds.push(String(ref));
         continue;
       }
+      done.add(entity);
       apply(entity);
       changed.push(toTruth(entity));
     }

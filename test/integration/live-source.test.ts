@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { RunMode } from '../../lib/run/model.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/**
+ * A source edited while a run reads it (issue: runs paged by position over a modification-ordered
+ * listing lost entities for good). Each test races a run against the fake source's `live`
+ * behaviour, then checks the store against the ground truth.
+ */
+
+let engine: TestEngine;
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('live', { heartbeatIntervalMs: 500 });
+  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+
+type Shape = 'github' | 'rest-page' | 'rest-cursor' | 'rest-next-url';
+
+async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
+  const fake = await startFakeSource({ entities, seed: 900 + counter, live, latencyMs: 0 });
+  fakes.push(fake);
+  const sourceId = `live-${shape}-${++counter}`;
+  if (shape === 'github') {
+    await putSource(engine.deps, sourceId, 'github-issues', {
+      owner: 'octo',
+      repo: 'live',
+      baseUrl: fake.url,
+      perPage: 20,
+    });
+  } else {
+    const pagination =
+      shape === 'rest-page'
+        ? { type: 'page', pageParam: 'page' }
+        : { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' };
+    await putSource(
+      engine.deps,
+      sourceId,
+      'rest-json',
+      fakeRestConfig(fake.url, {
+        url: `${fake.url}/${shape === 'rest-page' ? 'records-paged' : 'records'}`,
+        pageSize: 20,
+        pagination,
+      }),
+    );
+  }
+  return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
+}
+
+async function runToEnd(sourceId: string, mode: RunMode) {
+  const started = await startRun(engine.deps, { sourceId, mode });
+  return waitForRun(engine.deps, started.runId, undefined, 120_000);
+}
+
+describe('a source edited during a run loses nothing', () => {
+  it.each<Shape>(['github', 'rest-page'])(
+    '%s: an incremental run raced by edits, then one quiet incremental run, stores every live entity at its latest version',
+    async (shape) => {
+      const { fake, sourceId, storeShape } = await liveSource(shape, 400, {
+        touchesPerPage: 2,
+        addsPerPage: 1,
+      });
+
+      const raced = await runToEnd(sourceId, 'incremental');
+      fake.control.setLive(null);
+      const quiet = await runToEnd(sourceId, 'incremental');
+
+      expect(raced.state).toBe('succeeded');
+      expect(quiet.state).toBe('succeeded');
+      expect(fake.control.liveHistory().touched.length).toBeGreaterThan(20);
+      const comparison = await compareWithTruth(engine.deps, sourceId, fake, storeShape);
+      expect(comparison.missing).toEqual([]);
+      expect(comparison.stale).toEqual([]);
+    },
+    150_000,
+  );
+
+  it('a succeeded run’s total is what it processed, not the estimate it ran with', async () => {
+    const { fake, sourceId } = await liveSource('rest-cursor', 200, { touchesPerPage: 0, addsPerPage: 2 });
+    const github = await liveSource('github', 90, { touchesPerPage: 0 });
+    await putSource(engine.deps, github.sourceId, 'github-issues', {
+      owner: 'octo',
+      repo: 'live',
+      baseUrl: github.fake.url,
+      perPage: 20,
+      includePullRequests: false,
+    });
+
+    const growing = await runToEnd(sourceId, 'full');
+    const filtered = await runToEnd(github.sourceId, 'full');
+
+    // The listing grew while it was read: its first `total` (200) was an estimate.
+    expect(growing.progress.processed).toBeGreaterThan(200);
+    expect(growing.progress.total).toBe(growing.progress.processed);
+    expect(fake.truth().entities.length).toBeGreaterThanOrEqual(growing.progress.processed);
+    // Pull requests filtered out: no estimate while running, the exact count at the end.
+    expect(filtered.progress.processed).toBe(81);
+    expect(filtered.progress.total).toBe(81);
+  }, 60_000);
+});

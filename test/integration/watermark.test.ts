@@ -1,0 +1,131 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RELIABILITY } from '../../lib/config/constants.js';
+import type { StepPoint } from '../../lib/engine/deps.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { LocalRuntime } from '../../lib/local/runtime.js';
+import type { RunMode, SyncRun } from '../../lib/run/model.js';
+import { CrashHooks, movableClock } from '../support/crash.js';
+import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/**
+ * The watermark belongs to the stream it was read from, a reconfiguration is noticed from the
+ * first page on, and a run killed while its source is edited resumes from its key exactly.
+ */
+
+const clock = movableClock();
+const hooks = new CrashHooks();
+let engine: TestEngine;
+let runtime: LocalRuntime;
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('watermark', { clock, hooks });
+  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+afterEach(() => hooks.disarm());
+
+async function fake(entities: number, startAt: string, live?: LiveOptions): Promise<FakeSource> {
+  const source = await startFakeSource({ entities, seed: 300 + counter++, startAt, latencyMs: 0, live });
+  fakes.push(source);
+  return source;
+}
+
+function github(source: FakeSource, repo = 'one', perPage = 20) {
+  return { owner: 'octo', repo, baseUrl: source.url, perPage };
+}
+
+async function runToEnd(sourceId: string, mode: RunMode): Promise<SyncRun> {
+  const started = await startRun(engine.deps, { sourceId, mode });
+  return waitForRun(engine.deps, started.runId, undefined, 120_000);
+}
+
+describe('the watermark belongs to the stream', () => {
+  it('a source pointed at another repository starts without the old watermark', async () => {
+    const recent = await fake(60, '2025-06-01T00:00:00.000Z');
+    const older = await fake(30, '2024-01-01T00:00:00.000Z');
+    const sourceId = `wm-${counter}`;
+    await putSource(engine.deps, sourceId, 'github-issues', github(recent));
+    await runToEnd(sourceId, 'incremental');
+
+    await putSource(engine.deps, sourceId, 'github-issues', github(older, 'two'));
+    const run = await runToEnd(sourceId, 'incremental');
+
+    expect(run.params.since).toBeNull();
+    expect(run.progress.processed).toBe(30);
+    expect((await compareWithTruth(engine.deps, sourceId, older, 'github')).missing).toEqual([]);
+  });
+
+  it('keeps the watermark when only how the stream is read changes (page size)', async () => {
+    const source = await fake(60, '2025-06-01T00:00:00.000Z');
+    const sourceId = `wm-${counter}`;
+    await putSource(engine.deps, sourceId, 'github-issues', github(source));
+    await runToEnd(sourceId, 'incremental');
+    const watermark = (await engine.deps.sources.require(sourceId)).watermark;
+
+    await putSource(engine.deps, sourceId, 'github-issues', github(source, 'one', 50));
+    const run = await runToEnd(sourceId, 'incremental');
+
+    expect(watermark).toBe(source.truth().entities.at(-1)!.updatedAt);
+    expect(run.params.watermark).toBe(watermark);
+    expect(run.progress.processed).toBeLessThan(10);
+  });
+});
+
+async function startAndCrash(sourceId: string, point: StepPoint, page: number): Promise<SyncRun> {
+  hooks.arm({ point, page });
+  const crashed = hooks.nextCrash();
+  const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+  await crashed;
+  return started;
+}
+
+describe('a run that stops', () => {
+  it('restarts with params_changed, and the new config, when its source was reconfigured before its first commit', async () => {
+    const first = await fake(40, '2025-06-01T00:00:00.000Z');
+    const second = await fake(25, '2024-01-01T00:00:00.000Z');
+    const sourceId = `wm-${counter}`;
+    await putSource(engine.deps, sourceId, 'github-issues', github(first));
+    const started = await startAndCrash(sourceId, 'beforeFetch', 1);
+
+    await putSource(engine.deps, sourceId, 'github-issues', github(second, 'two'));
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+    await runtime.reapNow();
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(run.resume.reason).toBe('params_changed');
+    expect(run.state).toBe('succeeded');
+    expect((run.params.config as { repo: string }).repo).toBe('two');
+    expect(run.progress.processed).toBe(25);
+  });
+
+  it('resumes exactly from its key when killed mid-way while the source is being edited', async () => {
+    const source = await fake(300, '2024-01-01T00:00:00.000Z', {
+      touchesPerPage: 2,
+      addsPerPage: 1,
+      deletesPerPage: 1,
+    });
+    const sourceId = `wm-${counter}`;
+    await putSource(engine.deps, sourceId, 'github-issues', github(source));
+    const started = await startAndCrash(sourceId, 'afterLoad', 6);
+
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+    await runtime.reapNow();
+    const resumed = await waitForRun(engine.deps, started.runId, undefined, 120_000);
+    source.control.setLive(null);
+    const quiet = await runToEnd(sourceId, 'incremental');
+
+    expect(resumed.resume.reason).toBe('resumed');
+    expect(resumed.state).toBe('succeeded');
+    expect(quiet.state).toBe('succeeded');
+    const comparison = await compareWithTruth(engine.deps, sourceId, source, 'github');
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.stale).toEqual([]);
+  });
+});
