@@ -3,7 +3,7 @@ import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaEngine } from '../lib/engine/lambda.js';
-import { handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
+import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
 
 const deps = lambdaEngine();
 const sqs = new SQSClient({});
@@ -15,6 +15,10 @@ async function processRecord(record: SQSRecord): Promise<void> {
     await handlePageRecord(deps, record);
   } catch (error) {
     const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
+    deps.logger.error(
+      'page message failed; SQS will deliver it again',
+      failedRecordLog(record, error, receiveCount),
+    );
     await sqs
       .send(
         new ChangeMessageVisibilityCommand({

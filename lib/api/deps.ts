@@ -5,6 +5,7 @@ import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js'
 import { systemLookup } from '../connectors/url-policy.js';
 import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
 import type { EngineDeps } from '../engine/deps.js';
+import { DeferralSchedules } from '../queue/deferral-cleanup.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
 import type { SourceGuard } from './source-guard.js';
@@ -19,6 +20,8 @@ export interface ApiDeps extends EngineDeps {
   readonly sourceGuard?: SourceGuard;
   /** Signs the pagination cursors handed out and checks the ones sent back. */
   readonly cursors: CursorSigner;
+  /** Pending deferral schedules of runs, deleted when a run is cancelled. */
+  readonly deferrals?: DeferralSchedules;
 }
 
 /**
@@ -35,10 +38,12 @@ export function createApiDeps(
     ...engine,
     sourceGuard: { policy: config.sourcePolicy, lookup: systemLookup },
     cursors: new CursorSigner(options.cursorKey ?? cursorKeyFromConfig(config)),
+    deferrals: new DeferralSchedules(scheduler, config.names.scheduleGroup),
     schedules: new SourceSchedules(scheduler, {
       groupName: config.names.scheduleGroup,
       targetArn: config.startRunTargetArn ?? LOCAL_START_RUN_ARN,
       roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+      deadLetterArn: config.startRunDlqArn,
     }),
   };
 }

@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { parsePageMessage } from '../queue/page-message.js';
+import { PageMessageSchema, parsePageMessage } from '../queue/page-message.js';
 import type { EngineDeps } from './deps.js';
 import { processPage } from './page-step.js';
 import type { StepResult } from './step.js';
@@ -25,4 +25,45 @@ export async function handlePageRecord(
  */
 export function redeliveryDelaySeconds(receiveCount: number): number {
   return Math.min(900, 10 * 2 ** Math.max(0, receiveCount - 1));
+}
+
+/** `error` and its causes as one line: `RunStateError: … ← ConditionalCheckFailedException: …`. */
+export function causeChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    parts.push(current instanceof Error ? `${current.name}: ${current.message}` : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(' ← ');
+}
+
+/**
+ * The attributes of a failed page record's log line: which run, source, epoch and page (when the
+ * body is a page message), the delivery count and the cause. Without this line a failure would
+ * only show as a partial batch response, and the reason a page keeps coming back is lost.
+ */
+export function failedRecordLog(
+  record: Pick<SQSRecord, 'body' | 'messageId'>,
+  error: unknown,
+  receiveCount: number,
+): Record<string, unknown> {
+  let keys: Record<string, unknown> = {};
+  try {
+    const parsed = PageMessageSchema.safeParse(JSON.parse(record.body));
+    if (parsed.success) {
+      const { runId, sourceId, epoch, page } = parsed.data;
+      keys = { runId, sourceId, epoch, page };
+    }
+  } catch {
+    // A malformed body: the cause says so; there is no run to name.
+  }
+  return {
+    ...keys,
+    messageId: record.messageId,
+    receiveCount,
+    errorName: error instanceof Error ? error.name : typeof error,
+    cause: causeChain(error),
+    ...(error instanceof Error ? { error } : {}),
+  };
 }

@@ -181,6 +181,11 @@ export async function loadEntities(
     });
   }
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
+  // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
+  if (run.mode !== 'dlq_retry') {
+    const stored = results.filter((r) => r.status !== 'too_large').map((r) => r.entityId);
+    await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
+  }
   return { loaded: results.length - failed, failed };
 }
 

@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { SimulatedCrashError } from '../engine/deps.js';
-import { redeliveryDelaySeconds } from '../engine/page-batch.js';
+import { failedRecordLog, redeliveryDelaySeconds } from '../engine/page-batch.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 
 /** Handles one message; throwing reports it failed (it is redelivered later). */
@@ -74,11 +74,10 @@ async function settle(options: PollOptions, message: Message): Promise<void> {
       logger.warn('simulated worker crash; message left in flight', { messageId: message.MessageId });
       return;
     }
-    logger.warn('message failed; will be redelivered', {
-      messageId: message.MessageId,
-      receiveCount,
-      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-    });
+    logger.warn(
+      'message failed; will be redelivered',
+      failedRecordLog({ body: message.Body ?? '', messageId: message.MessageId ?? '' }, error, receiveCount),
+    );
     await sqs
       .send(
         new ChangeMessageVisibilityCommand({

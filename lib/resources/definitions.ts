@@ -46,8 +46,33 @@ export const INDEX = {
   deadLettersByRun: 'byRun',
 } as const;
 
-/** The one value of `activeShard`: the active set is small, one partition is enough. */
-export const ACTIVE_SHARD = 'active';
+/**
+ * Partitions of the active-runs index. Every heartbeat moves `heartbeatAt`, the index's sort key,
+ * so every heartbeat is a write to the run's index partition: with one partition, a few hundred
+ * concurrent runs would all heartbeat into one hot key. Runs are spread over this many
+ * partitions by a hash of their id; the reaper queries each (16 small queries a minute).
+ */
+export const ACTIVE_SHARD_COUNT = 16;
+
+/** The single partition value runs were written with before the index was sharded; still read. */
+export const LEGACY_ACTIVE_SHARD = 'active';
+
+/** The active-index partition of a run: `active#0` … `active#15`, stable for the run's life. */
+export function activeShardOf(runId: string): string {
+  // FNV-1a: cheap, stable across processes and runtimes, and well spread over ULIDs.
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < runId.length; i++) {
+    hash ^= runId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `active#${hash % ACTIVE_SHARD_COUNT}`;
+}
+
+/** Every partition value the reaper reads, the legacy one included. */
+export const ACTIVE_SHARDS: readonly string[] = [
+  ...Array.from({ length: ACTIVE_SHARD_COUNT }, (_, i) => `active#${i}`),
+  LEGACY_ACTIVE_SHARD,
+];
 
 export const TABLES = {
   syncRuns: {

@@ -5,6 +5,7 @@ import type {
   RunFailure,
   RunMode,
   RunState,
+  RunTrigger,
   SyncRun,
 } from '../run/model.js';
 
@@ -20,6 +21,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     runId: item.runId as string,
     sourceId: item.sourceId as string,
     mode: item.mode as RunMode,
+    trigger: (item.trigger ?? 'api') as RunTrigger,
     params: (item.params ?? {}) as Record<string, unknown>,
     paramsHash: item.paramsHash as string,
     state: item.state as RunState,

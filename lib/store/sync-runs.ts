@@ -3,10 +3,19 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ACTIVE_SHARD, INDEX } from '../resources/definitions.js';
-import type { Checkpoint, ResumeRecord, RunFailure, RunMode, SyncRun } from '../run/model.js';
+import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
+import type {
+  Checkpoint,
+  ResumeRecord,
+  RunFailure,
+  RunMode,
+  RunState,
+  RunTrigger,
+  SyncRun,
+} from '../run/model.js';
 import {
   DuplicatePageError,
   isConditionFailure,
@@ -19,7 +28,7 @@ import {
   RunStateError,
   type StoreError,
 } from './errors.js';
-import { decodeCursor, encodeCursor, type Page, queryAll } from './paging.js';
+import { decodeCursor, deleteAllQueried, encodeCursor, type Page, queryAll } from './paging.js';
 import { toSyncRun } from './run-item.js';
 
 /** What a new run starts with. */
@@ -30,6 +39,8 @@ export interface NewRun {
   readonly params: Record<string, unknown>;
   readonly paramsHash: string;
   readonly resume: ResumeRecord;
+  /** Who started it; default `api`. */
+  readonly trigger?: RunTrigger;
   readonly now: number;
 }
 
@@ -118,6 +129,7 @@ export class SyncRunStore {
       runId: run.runId,
       sourceId: run.sourceId,
       mode: run.mode,
+      trigger: run.trigger ?? 'api',
       params: run.params,
       paramsHash: run.paramsHash,
       state: 'queued',
@@ -132,7 +144,7 @@ export class SyncRunStore {
       resume: run.resume,
       createdAt: run.now,
       updatedAt: run.now,
-      activeShard: ACTIVE_SHARD,
+      activeShard: activeShardOf(run.runId),
     };
   }
 
@@ -478,6 +490,23 @@ export class SyncRunStore {
     await this.update(runId, update, {});
   }
 
+  /**
+   * Deletes every run of a source (the source was deleted and holds no active run). Returns how
+   * many. The by-source index is eventually consistent: a run created a moment ago may survive.
+   */
+  async deleteAllOf(sourceId: string): Promise<number> {
+    return deleteAllQueried(
+      this.doc,
+      {
+        TableName: this.tableName,
+        IndexName: INDEX.runsBySource,
+        KeyConditionExpression: 'sourceId = :s',
+        ExpressionAttributeValues: { ':s': sourceId },
+      },
+      (item) => ({ runId: item.runId }),
+    );
+  }
+
   /** Runs of a source, newest first, a page at a time. */
   async listBySource(
     sourceId: string,
@@ -498,20 +527,67 @@ export class SyncRunStore {
   }
 
   /**
+   * Runs of every source, optionally in one state, a page at a time. A scan (the table is keyed
+   * by run): pages are filled up to `limit` matches within a bound on round trips, newest first
+   * within a page, in no order across pages. For operators; nothing on the run path calls it.
+   */
+  async listAcrossSources(
+    options: { state?: RunState; limit?: number; cursor?: string } = {},
+  ): Promise<Page<SyncRun>> {
+    const limit = options.limit ?? 50;
+    const items: SyncRun[] = [];
+    let start = decodeCursor(options.cursor);
+    for (let round = 0; round < 10 && items.length < limit; round++) {
+      const { Items = [], LastEvaluatedKey } = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ...(options.state
+            ? {
+                FilterExpression: '#state = :state',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':state': options.state },
+              }
+            : {}),
+          // Unfiltered, ask for exactly what is missing; filtered, read more per round.
+          Limit: options.state ? Math.max(limit - items.length, 100) : limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      let cut = false;
+      for (const item of Items) {
+        if (items.length === limit) {
+          cut = true;
+          break;
+        }
+        items.push(toSyncRun(item));
+      }
+      start = cut ? { runId: items.at(-1)!.runId } : LastEvaluatedKey;
+      if (!start) break;
+    }
+    items.sort((a, b) => (a.runId < b.runId ? 1 : -1));
+    return { items, cursor: encodeCursor(start) };
+  }
+
+  /**
    * Active runs whose last heartbeat is older than `silentSince`, from the sparse active index.
    * Deferred runs are left out until their pause ended before `silentSince` too, so the worker
    * that picks the woken page has the same grace as any other. The index is eventually
    * consistent: the reaper re-reads each candidate before acting.
    */
   async listSilent(silentSince: number): Promise<SyncRun[]> {
-    const items = await queryAll(this.doc, {
-      TableName: this.tableName,
-      IndexName: INDEX.activeRuns,
-      KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
-      FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
-      ExpressionAttributeValues: { ':active': ACTIVE_SHARD, ':since': silentSince },
-    });
-    return items.map(toSyncRun);
+    // One query per shard of the active index (writes are spread over them, see ACTIVE_SHARD_COUNT).
+    const shards = await Promise.all(
+      ACTIVE_SHARDS.map((shard) =>
+        queryAll(this.doc, {
+          TableName: this.tableName,
+          IndexName: INDEX.activeRuns,
+          KeyConditionExpression: 'activeShard = :active AND heartbeatAt < :since',
+          FilterExpression: 'attribute_not_exists(deferredUntil) OR deferredUntil <= :since',
+          ExpressionAttributeValues: { ':active': shard, ':since': silentSince },
+        }),
+      ),
+    );
+    return shards.flat().map(toSyncRun);
   }
 
   /** Every active run (for operators and tests). */
