@@ -57,7 +57,7 @@ export class HarvesterStack extends Stack {
       workerMaxConcurrency: settings.workerMaxConcurrency,
       sharedSecretRefs: settings.sharedSecretRefs,
     });
-    this.adminApi = new AdminApi(this, 'Api', shared);
+    this.adminApi = new AdminApi(this, 'Api', { ...shared, sharedSecretRefs: settings.sharedSecretRefs });
 
     this.notifications = new Notifications(this, 'Notifications', {
       bus: this.messaging.bus,

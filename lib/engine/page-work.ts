@@ -1,6 +1,5 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage } from '../connectors/contract.js';
-import { bindSecrets } from '../connectors/secret-binding.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
@@ -72,7 +71,7 @@ export async function fetchWithRetry(
   return retryOwned(context, () =>
     connector.fetchPage(config, cursor, {
       fetch: deps.fetch,
-      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
+      secrets: deps.secretsFor(context.run.sourceId),
       since: effectiveSince(connector, params),
       signal: heartbeat.signal,
     }),

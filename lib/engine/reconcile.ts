@@ -32,7 +32,7 @@ async function confirm(context: StepContext, entityId: string): Promise<Confirma
     try {
       const raw = await connector.fetchItem(config, entityId, {
         fetch: deps.fetch,
-        secrets: deps.secrets,
+        secrets: deps.secretsFor(run.sourceId),
         since: null,
         signal: context.heartbeat.signal,
       });

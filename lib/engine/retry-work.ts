@@ -1,7 +1,6 @@
 import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { bindSecrets } from '../connectors/secret-binding.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import { deferPage } from './deferral.js';
@@ -99,7 +98,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
   const outcome = await retryOwned(context, () =>
     connector.fetchItem(config, entry.ref, {
       fetch: deps.fetch,
-      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
+      secrets: deps.secretsFor(context.run.sourceId),
       since: null,
       signal: heartbeat.signal,
     }),
