@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { ApiDeps } from './deps.js';
 import { RequestValidationError } from './errors.js';
-import { decodePathParams, readJsonBody, validate } from './request.js';
+import { decodePathParams, header, readJsonBody, validate } from './request.js';
 import { errorResponse, jsonResponse, type RequestContextInfo } from './response.js';
 import { matchRoute, paramsSchemaOf, querySchemaOf, type Route } from './route.js';
 import { API_ROUTES } from './routes/index.js';
@@ -24,6 +24,7 @@ export async function handleApiRequest(
     method: event.requestContext?.http?.method ?? 'GET',
     path: event.rawPath || '/',
     requestId: event.requestContext?.requestId || randomUUID(),
+    userAgent: header(event, 'user-agent') ?? '',
   };
   try {
     const { route, params: rawParams } = matchRoute(routes, request.method, request.path);

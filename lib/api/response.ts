@@ -14,6 +14,8 @@ export interface RequestContextInfo {
   readonly path: string;
   readonly method: string;
   readonly requestId: string;
+  /** The caller's User-Agent: the harvester CLI sends `harvester-cli/<version>`. */
+  readonly userAgent?: string;
 }
 
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };

@@ -1,8 +1,10 @@
 import type { z } from 'zod';
+import type { EngineDeps } from '../engine/deps.js';
 import { scheduleName } from '../queue/source-schedules.js';
-import type { SyncRun } from '../run/model.js';
+import { isTerminal, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
+import type { RequestContextInfo } from './response.js';
 import { iso } from './schemas/common.js';
 import type { DeadLetterViewSchema } from './schemas/dead-letters.js';
 import type { RunView } from './schemas/runs.js';
@@ -13,24 +15,71 @@ import type { SourceViewSchema } from './schemas/sources.js';
  * otherwise compute by hand (summary, heartbeat age), nothing internal (lock shard, params).
  */
 
-/** "1990/2000 processed, 10 in DLQ" (or "1990 processed, …" while the total is unknown). */
-export function runSummary(run: Pick<SyncRun, 'progress' | 'errorCount'>): string {
-  const { processed, total } = run.progress;
-  return `${total === null ? processed : `${processed}/${total}`} processed, ${run.errorCount} in DLQ`;
+/** The resume verdicts in plain words, as a run view and the CLI show them. */
+export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
+  fresh_start: 'started from the first page',
+  resumed: 'resumed from its last checkpoint after its worker went silent',
+  checkpoint_stale: 'restarted from the first page: its checkpoint was older than 6 hours',
+  params_changed: 'restarted from the first page: the source was reconfigured',
+  mode_not_resumable: 'restarted from the first page: this mode never resumes',
+  stream_unordered:
+    'restarted from the first page: the stream is not ordered, so a checkpoint cannot be trusted',
+  no_checkpoint: 'restarted from the first page: no page had been committed yet',
+  restart_limit: 'stopped: its worker crashed too many times',
+};
+
+/** Seconds as "3m 12s" / "1h 04m" / "45s". */
+export function humanDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3_600)}h ${String(Math.floor((seconds % 3_600) / 60)).padStart(2, '0')}m`;
 }
 
-/** The run view of the API (schema `Run`). */
-export function toRunView(run: SyncRun, now: number): RunView {
+/**
+ * "1990/~2100 processed, 10 in DLQ" while running (the source's total is an estimate until the
+ * run ends), "2010 processed, 10 in DLQ, 3 tombstoned" once finished: an ended run reports what
+ * it counted, never an estimate. A retry-failed run says what it fixed.
+ */
+export function runSummary(
+  run: Pick<SyncRun, 'progress' | 'state' | 'mode'> & { readonly tombstoned?: number | null },
+  openDeadLetters: number,
+): string {
+  const { processed, total } = run.progress;
+  if (run.mode === 'dlq_retry' && isTerminal(run.state)) {
+    if (processed === 0 && openDeadLetters === 0) return 'nothing to retry: no open dead letters';
+    if (processed === 0) return `fixed nothing: ${openDeadLetters} still failing in DLQ`;
+    return `recovered ${processed}, ${openDeadLetters} still failing in DLQ`;
+  }
+  const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
+  const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';
+  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}`;
+}
+
+/**
+ * The run view of the API (schema `Run`). `openDeadLetters` is the run's live K: open entries
+ * whose last failure was in this run (see {@link runView}).
+ */
+export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunView {
+  const running = run.state === 'running';
+  const tombstoned = (run as SyncRun & { tombstoned?: number }).tombstoned;
   return {
     runId: run.runId,
     sourceId: run.sourceId,
     mode: run.mode,
     state: run.state,
-    progress: { ...run.progress },
+    trigger: run.trigger,
+    progress: { ...run.progress, totalIsEstimate: run.progress.total !== null && !isTerminal(run.state) },
     errorCount: run.errorCount,
-    summary: runSummary(run),
-    heartbeatAt: iso(run.heartbeatAt)!,
-    heartbeatAgeSeconds: Math.max(0, Math.floor((now - run.heartbeatAt) / 1_000)),
+    openDeadLetters,
+    ...(typeof tombstoned === 'number' ? { tombstoned } : {}),
+    summary: runSummary({ ...run, tombstoned: tombstoned ?? null }, openDeadLetters),
+    verdict: VERDICT_WORDS[run.resume.reason] ?? run.resume.reason,
+    durationSeconds:
+      run.startedAt === null
+        ? null
+        : Math.max(0, Math.floor(((run.finishedAt ?? now) - run.startedAt) / 1_000)),
+    heartbeatAt: running ? iso(run.heartbeatAt) : null,
+    heartbeatAgeSeconds: running ? Math.max(0, Math.floor((now - run.heartbeatAt) / 1_000)) : null,
     checkpoint: run.checkpoint ? { ...run.checkpoint, at: iso(run.checkpoint.at)! } : null,
     resume: { ...run.resume, at: iso(run.resume.at)! },
     failure: run.failure ? { reason: run.failure.reason, message: run.failure.message } : null,
@@ -46,6 +95,23 @@ export function toRunView(run: SyncRun, now: number): RunView {
     finishedAt: iso(run.finishedAt),
     updatedAt: iso(run.updatedAt)!,
   };
+}
+
+/** A run's view with its live dead-letter count (one query on the by-run index). */
+export async function runView(
+  deps: Pick<EngineDeps, 'deadLetters' | 'clock'>,
+  run: SyncRun,
+): Promise<RunView> {
+  const open = await deps.deadLetters.countOpen(run.sourceId, run.runId);
+  return toRunView(run, deps.clock.now(), open);
+}
+
+/** User-Agent prefix of the harvester CLI: runs it starts show the trigger `cli`. */
+export const CLI_USER_AGENT = 'harvester-cli/';
+
+/** Who started a run through the API: the CLI (by its User-Agent) or a direct call. */
+export function triggerOf(request: Pick<RequestContextInfo, 'userAgent'>): 'api' | 'cli' {
+  return request.userAgent?.startsWith(CLI_USER_AGENT) ? 'cli' : 'api';
 }
 
 /** The source view of the API (schema `Source`). */

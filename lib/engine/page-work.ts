@@ -9,6 +9,7 @@ import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import type { StepContext, StepResult } from './step.js';
+import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
 export { laterVersion } from './watermark.js';
@@ -96,7 +97,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
           page.watermarkCeiling,
         );
   return commitAndContinue(context, {
-    cursor: page.nextCursor,
+    cursor: afterListingPage(context, page.nextCursor),
     watermark,
     processed: loaded.loaded,
     errors: failures + loaded.failed,
@@ -160,7 +161,8 @@ export async function loadEntities(
   const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now());
   let failed = 0;
   for (const result of results) {
-    if (result.status === 'kept_newer' && run.mode === 'reconciliation') {
+    // Reconciliation: every entity the listing served is alive, whatever became of its write.
+    if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
     if (result.status !== 'too_large') continue;
@@ -178,6 +180,11 @@ export async function loadEntities(
     });
   }
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
+  // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
+  if (run.mode !== 'dlq_retry') {
+    const stored = results.filter((r) => r.status !== 'too_large').map((r) => r.entityId);
+    await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
+  }
   return { loaded: results.length - failed, failed };
 }
 
@@ -234,6 +241,8 @@ export async function commitAndContinue(
     processed: number;
     errors: number;
     total: number | null;
+    /** Items the page tombstoned (reconciliation's tombstone pass). */
+    tombstoned?: number;
   },
   /** Work that only the delivery whose commit won may do (retry-failed runs resolve their entries here). */
   onCommitted?: () => Promise<void>,
@@ -248,6 +257,7 @@ export async function commitAndContinue(
       processed: page.processed,
       errors: page.errors,
       total: page.total,
+      ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
       now: deps.clock.now(),
     });
   } catch (error) {

@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 import { hasStablePosition } from '../connectors/contract.js';
 import { runParamsHash } from '../run/hash.js';
-import type { RunMode, SyncRun } from '../run/model.js';
+import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
 import { sendPage } from './handoff.js';
 import { startingPoint, streamHash } from './watermark.js';
@@ -12,6 +12,8 @@ export interface StartRunInput {
   readonly mode: RunMode;
   /** Narrows what the run covers (connector-specific); part of the params hash. */
   readonly scope?: unknown;
+  /** Who starts it (shown on the run, not part of the params hash). Default `api`. */
+  readonly trigger?: RunTrigger;
 }
 
 /** The parameters a run records at its start, which stay fixed for its whole life. */
@@ -71,6 +73,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     params,
     paramsHash: runParamsHash({ mode: input.mode, connector: source.connector, config, scope: params.scope }),
     resume: { reason: unkeyedIncremental ? 'stream_unordered' : 'fresh_start', from: 'scratch', at: now },
+    trigger: input.trigger ?? 'api',
     now,
   });
   await sendPage(deps, {
@@ -81,6 +84,11 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     page: 1,
     cursor: null,
   });
-  deps.logger.info('run started', { runId: run.runId, sourceId: run.sourceId, mode: run.mode });
+  deps.logger.info('run started', {
+    runId: run.runId,
+    sourceId: run.sourceId,
+    mode: run.mode,
+    trigger: run.trigger,
+  });
   return run;
 }

@@ -22,7 +22,12 @@ import type { SourceSchedule } from '../store/sources.js';
 export const LOCAL_START_RUN_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:harvester-start-run';
 
 /** Input a recurring source schedule sends to the start-run target. */
-export const ScheduledStartSchema = z.object({ sourceId: z.string().min(1), mode: z.enum(RUN_MODES) });
+export const ScheduledStartSchema = z.object({
+  sourceId: z.string().min(1),
+  mode: z.enum(RUN_MODES),
+  /** The schedule's name, so the run shows `schedule:<name>` as its trigger (absent on older schedules). */
+  schedule: z.string().min(1).max(64).optional(),
+});
 
 /**
  * A source's recurring schedules as EventBridge Scheduler schedules (DESIGN §9): each schedule
@@ -80,6 +85,11 @@ export interface SourceSchedulesOptions {
   readonly targetArn: string;
   /** The role Scheduler assumes to invoke the target. */
   readonly roleArn: string;
+  /**
+   * Where Scheduler puts a start it could not deliver after its retries (the start-run DLQ on
+   * AWS, which an alarm watches). Absent locally.
+   */
+  readonly deadLetterArn?: string | undefined;
 }
 
 /** Creates, updates and removes a source's Scheduler schedules. */
@@ -149,7 +159,8 @@ export class SourceSchedules {
       Target: {
         Arn: this.options.targetArn,
         RoleArn: this.options.roleArn,
-        Input: JSON.stringify({ sourceId, mode: schedule.mode }),
+        Input: JSON.stringify({ sourceId, mode: schedule.mode, schedule: name }),
+        ...(this.options.deadLetterArn ? { DeadLetterConfig: { Arn: this.options.deadLetterArn } } : {}),
       },
     };
   }
@@ -180,7 +191,8 @@ export class SourceSchedules {
       current.State === input.State &&
       current.Target?.Arn === input.Target?.Arn &&
       current.Target?.RoleArn === input.Target?.RoleArn &&
-      current.Target?.Input === input.Target?.Input;
+      current.Target?.Input === input.Target?.Input &&
+      current.Target?.DeadLetterConfig?.Arn === input.Target?.DeadLetterConfig?.Arn;
     if (same) return 'unchanged';
     await this.send(new UpdateScheduleCommand(input), index);
     return 'updated';
@@ -227,9 +239,9 @@ export async function startScheduledRun(deps: EngineDeps, input: unknown): Promi
     deps.logger.error('scheduled run skipped: the schedule input is not {sourceId, mode}', { message });
     return { started: false, reason: 'invalid_input', message };
   }
-  const request = parsed.data;
+  const { schedule, ...request } = parsed.data;
   try {
-    const run = await startRun(deps, request);
+    const run = await startRun(deps, { ...request, trigger: `schedule:${schedule ?? 'unnamed'}` });
     return { started: true, runId: run.runId };
   } catch (error) {
     if (error instanceof SourceBusyError) {

@@ -68,6 +68,8 @@ export interface Progress {
   /** Total entities when the source tells, else null. */
   readonly total: number | null;
   readonly pages: number;
+  /** Reconciliation runs: stored items tombstoned (absence confirmed at the source). Absent until one is. */
+  readonly tombstoned?: number;
 }
 
 export interface RunFailure {
@@ -75,10 +77,17 @@ export interface RunFailure {
   readonly message: string;
 }
 
+/**
+ * Who started a run: `api` (a direct API call), `cli` (the harvester CLI), `schedule:<name>` (a
+ * source schedule). The reaper never starts a run; it re-arms one, and says so in `resume`.
+ */
+export type RunTrigger = 'api' | 'cli' | `schedule:${string}`;
+
 export interface SyncRun {
   readonly runId: string;
   readonly sourceId: string;
   readonly mode: RunMode;
+  readonly trigger: RunTrigger;
   readonly params: Record<string, unknown>;
   readonly paramsHash: string;
   readonly state: RunState;

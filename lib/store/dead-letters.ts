@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -9,7 +10,7 @@ import {
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
 import { isConditionFailure } from './errors.js';
-import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 
 export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
 export type DeadLetterKind = (typeof DEAD_LETTER_KINDS)[number];
@@ -71,6 +72,11 @@ function excerptOf(payload: unknown): string | null {
   return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
 }
 
+/** Round trips one filtered listing page may take before it answers with what it has. */
+const MAX_LIST_ROUNDS = 10;
+/** Entries read per round of a filtered listing (the filter drops some after the read). */
+const FILTERED_READ = 100;
+
 /** The dead_letters repository. */
 export class DeadLetterStore {
   constructor(
@@ -123,9 +129,102 @@ export class DeadLetterStore {
     return Item as DeadLetter | undefined;
   }
 
+  /** Deletes every entry of a source (the source was deleted). Returns how many. */
+  async deleteAllOf(sourceId: string): Promise<number> {
+    return deleteAllQueried(
+      this.doc,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'sourceId = :s',
+        ExpressionAttributeValues: { ':s': sourceId },
+        ProjectionExpression: 'sourceId, entryId',
+      },
+      (item) => ({ sourceId: item.sourceId, entryId: item.entryId }),
+    );
+  }
+
   /** Removes a resolved entry (a retry loaded it). */
   async resolve(sourceId: string, entryId: string): Promise<void> {
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { sourceId, entryId } }));
+  }
+
+  /**
+   * Resolves the open item entries of entities that were just loaded: a later run that stores
+   * an entity proves its old failure is over, so the entry leaves dead_letters (DESIGN §6:
+   * dead letters are what is still wrong). A source with no open item entry costs one keys-only
+   * read of one key; otherwise one batch read for the page's ids, and a delete per match,
+   * conditional on the entry not having failed again since `loadedAt`. Returns the ids resolved.
+   */
+  async resolveLoaded(sourceId: string, entityIds: readonly string[], loadedAt: number): Promise<string[]> {
+    if (entityIds.length === 0) return [];
+    const probe = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'sourceId = :s AND begins_with(entryId, :item)',
+        ExpressionAttributeValues: { ':s': sourceId, ':item': 'item#' },
+        ProjectionExpression: 'entryId',
+        Limit: 1,
+      }),
+    );
+    if ((probe.Items ?? []).length === 0) return [];
+    const open = new Set<string>();
+    const ids = [...new Set(entityIds.map((id) => deadLetterEntryId('item', id)))];
+    for (let i = 0; i < ids.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = ids
+        .slice(i, i + 100)
+        .map((entryId) => ({ sourceId, entryId }));
+      while (keys && keys.length > 0) {
+        const { Responses, UnprocessedKeys } = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ProjectionExpression: 'entryId' } },
+          }),
+        );
+        for (const item of Responses?.[this.tableName] ?? []) open.add(item.entryId as string);
+        keys = UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    const resolved: string[] = [];
+    for (const entryId of open) {
+      try {
+        await this.doc.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { sourceId, entryId },
+            ConditionExpression: 'lastFailedAt <= :loadedAt',
+            ExpressionAttributeValues: { ':loadedAt': loadedAt },
+          }),
+        );
+        resolved.push(entryId);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return resolved;
+  }
+
+  /**
+   * How many entries are open whose last failure was in `runId`: the run's "K in DLQ", item and
+   * page entries alike, counted where `dlq list --run` lists them, so the two always agree.
+   */
+  async countOpen(sourceId: string, runId: string): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: INDEX.deadLettersByRun,
+          KeyConditionExpression: 'runId = :runId',
+          FilterExpression: 'sourceId = :sourceId',
+          ExpressionAttributeValues: { ':runId': runId, ':sourceId': sourceId },
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return count;
   }
 
   /** Open entries of a source, a page at a time, optionally only those of one error class or run. */
@@ -151,22 +250,45 @@ export class DeadLetterStore {
     }
     const byRun = options.runId !== undefined;
     if (byRun) filters.push('sourceId = :sourceId');
-    const { Items = [], LastEvaluatedKey } = await this.doc.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
-        KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
-        ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
-        ExpressionAttributeValues: {
-          ':sourceId': sourceId,
-          ...(byRun ? { ':runId': options.runId } : {}),
-          ...values,
-        },
-        Limit: options.limit ?? 50,
-        ExclusiveStartKey: decodeCursor(options.cursor ?? undefined),
-      }),
-    );
-    return { items: Items as DeadLetter[], cursor: encodeCursor(LastEvaluatedKey) };
+    const limit = options.limit ?? 50;
+    const items: DeadLetter[] = [];
+    let start = decodeCursor(options.cursor ?? undefined);
+    // DynamoDB applies Limit before the filter, so one query may match nothing and still have
+    // more: keep reading (asking only for what is missing, so a page never overshoots) until the
+    // page is full or the listing ends, within a bound on round trips.
+    for (let round = 0; round < MAX_LIST_ROUNDS; round++) {
+      const { Items = [], LastEvaluatedKey } = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
+          KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
+          ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+          ExpressionAttributeValues: {
+            ':sourceId': sourceId,
+            ...(byRun ? { ':runId': options.runId } : {}),
+            ...values,
+          },
+          Limit: filters.length > 0 ? Math.max(limit - items.length, FILTERED_READ) : limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of Items) {
+        if (items.length === limit) break;
+        items.push(item as DeadLetter);
+      }
+      start = LastEvaluatedKey;
+      if (items.length === limit && Items.length > 0) {
+        // A full page: continue after its last item (the query may have read past it).
+        const last = items.at(-1)!;
+        start = byRun
+          ? { sourceId: last.sourceId, entryId: last.entryId, runId: last.runId }
+          : { sourceId: last.sourceId, entryId: last.entryId };
+        if (!LastEvaluatedKey && last === Items.at(-1)) start = undefined;
+        break;
+      }
+      if (!start) break;
+    }
+    return { items, cursor: encodeCursor(start) };
   }
 
   /** Every open entry of a source (for retry-failed snapshots and counts). */

@@ -1,4 +1,9 @@
-import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 
 /** One page of a listing, with an opaque cursor for the next page (absent at the end). */
 export interface Page<T> {
@@ -34,6 +39,32 @@ export function decodeCursor(cursor: string | undefined): Record<string, unknown
     // fall through to the error below
   }
   throw new InvalidCursorError('the pagination cursor is not valid');
+}
+
+/**
+ * Deletes every item a query finds, 25 keys per BatchWriteItem (retrying unprocessed keys).
+ * Returns how many were deleted. `keyOf` picks the table key from a (projected) item.
+ */
+export async function deleteAllQueried(
+  doc: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+  keyOf: (item: Record<string, unknown>) => Record<string, unknown>,
+): Promise<number> {
+  const items = await queryAll(doc, input);
+  for (let i = 0; i < items.length; i += 25) {
+    let requests: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = items
+      .slice(i, i + 25)
+      .map((item) => ({ DeleteRequest: { Key: keyOf(item) } }));
+    for (let attempt = 0; requests && requests.length > 0; attempt++) {
+      if (attempt > 0)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+      const { UnprocessedItems } = await doc.send(
+        new BatchWriteCommand({ RequestItems: { [input.TableName!]: requests } }),
+      );
+      requests = UnprocessedItems?.[input.TableName!] as typeof requests;
+    }
+  }
+  return items.length;
 }
 
 /** Runs a query to the end, following LastEvaluatedKey, and returns every item. */

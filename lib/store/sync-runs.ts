@@ -3,10 +3,19 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
-import type { Checkpoint, ResumeRecord, RunFailure, RunMode, SyncRun } from '../run/model.js';
+import type {
+  Checkpoint,
+  ResumeRecord,
+  RunFailure,
+  RunMode,
+  RunState,
+  RunTrigger,
+  SyncRun,
+} from '../run/model.js';
 import {
   DuplicatePageError,
   isConditionFailure,
@@ -19,7 +28,7 @@ import {
   RunStateError,
   type StoreError,
 } from './errors.js';
-import { decodeCursor, encodeCursor, type Page, queryAll } from './paging.js';
+import { decodeCursor, deleteAllQueried, encodeCursor, type Page, queryAll } from './paging.js';
 import { toSyncRun } from './run-item.js';
 
 /** What a new run starts with. */
@@ -30,6 +39,8 @@ export interface NewRun {
   readonly params: Record<string, unknown>;
   readonly paramsHash: string;
   readonly resume: ResumeRecord;
+  /** Who started it; default `api`. */
+  readonly trigger?: RunTrigger;
   readonly now: number;
 }
 
@@ -44,6 +55,8 @@ export interface PageCommit {
   readonly errors: number;
   /** Total entities, when the source tells. */
   readonly total?: number | null;
+  /** Items this page tombstoned (reconciliation's tombstone pass); added to `progress.tombstoned`. */
+  readonly tombstoned?: number;
   readonly now: number;
 }
 
@@ -116,6 +129,7 @@ export class SyncRunStore {
       runId: run.runId,
       sourceId: run.sourceId,
       mode: run.mode,
+      trigger: run.trigger ?? 'api',
       params: run.params,
       paramsHash: run.paramsHash,
       state: 'queued',
@@ -310,6 +324,7 @@ export class SyncRunStore {
   async commitPage(c: PageCommit): Promise<void> {
     const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
     const setTotal = c.total !== undefined && c.total !== null;
+    const addTombstoned = c.tombstoned !== undefined && c.tombstoned > 0;
     await this.update(
       c.runId,
       {
@@ -320,6 +335,9 @@ export class SyncRunStore {
           '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
           'errorCount = errorCount + :errors',
           ...(setTotal ? ['#progress.#total = :total'] : []),
+          ...(addTombstoned
+            ? ['#progress.#tombstoned = if_not_exists(#progress.#tombstoned, :none) + :tombstoned']
+            : []),
         ].join(', ')} REMOVE deferredUntil`,
         ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
         ExpressionAttributeNames: {
@@ -328,6 +346,7 @@ export class SyncRunStore {
           '#processed': 'processed',
           '#pages': 'pages',
           ...(setTotal ? { '#total': 'total' } : {}),
+          ...(addTombstoned ? { '#tombstoned': 'tombstoned' } : {}),
         },
         ExpressionAttributeValues: {
           ':running': 'running',
@@ -341,6 +360,7 @@ export class SyncRunStore {
           ':one': 1,
           ':now': c.now,
           ...(setTotal ? { ':total': c.total } : {}),
+          ...(addTombstoned ? { ':tombstoned': c.tombstoned, ':none': 0 } : {}),
         },
       },
       { epoch: c.epoch, page: c.page },
@@ -470,6 +490,23 @@ export class SyncRunStore {
     await this.update(runId, update, {});
   }
 
+  /**
+   * Deletes every run of a source (the source was deleted and holds no active run). Returns how
+   * many. The by-source index is eventually consistent: a run created a moment ago may survive.
+   */
+  async deleteAllOf(sourceId: string): Promise<number> {
+    return deleteAllQueried(
+      this.doc,
+      {
+        TableName: this.tableName,
+        IndexName: INDEX.runsBySource,
+        KeyConditionExpression: 'sourceId = :s',
+        ExpressionAttributeValues: { ':s': sourceId },
+      },
+      (item) => ({ runId: item.runId }),
+    );
+  }
+
   /** Runs of a source, newest first, a page at a time. */
   async listBySource(
     sourceId: string,
@@ -487,6 +524,48 @@ export class SyncRunStore {
       }),
     );
     return { items: Items.map(toSyncRun), cursor: encodeCursor(LastEvaluatedKey) };
+  }
+
+  /**
+   * Runs of every source, optionally in one state, a page at a time. A scan (the table is keyed
+   * by run): pages are filled up to `limit` matches within a bound on round trips, newest first
+   * within a page, in no order across pages. For operators; nothing on the run path calls it.
+   */
+  async listAcrossSources(
+    options: { state?: RunState; limit?: number; cursor?: string } = {},
+  ): Promise<Page<SyncRun>> {
+    const limit = options.limit ?? 50;
+    const items: SyncRun[] = [];
+    let start = decodeCursor(options.cursor);
+    for (let round = 0; round < 10 && items.length < limit; round++) {
+      const { Items = [], LastEvaluatedKey } = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ...(options.state
+            ? {
+                FilterExpression: '#state = :state',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':state': options.state },
+              }
+            : {}),
+          // Unfiltered, ask for exactly what is missing; filtered, read more per round.
+          Limit: options.state ? Math.max(limit - items.length, 100) : limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      let cut = false;
+      for (const item of Items) {
+        if (items.length === limit) {
+          cut = true;
+          break;
+        }
+        items.push(toSyncRun(item));
+      }
+      start = cut ? { runId: items.at(-1)!.runId } : LastEvaluatedKey;
+      if (!start) break;
+    }
+    items.sort((a, b) => (a.runId < b.runId ? 1 : -1));
+    return { items, cursor: encodeCursor(start) };
   }
 
   /**

@@ -103,16 +103,44 @@ describe('sources', () => {
     expect(pages).toBeGreaterThanOrEqual(2);
   });
 
-  it('DELETE removes the source and its schedules (204), then GET answers 404', async () => {
+  it('DELETE removes the source, its schedules, runs and dead letters, then GET answers 404', async () => {
     const id = newSourceId();
     await call('PUT', `/sources/${id}`, {
       connector: 'rest-json',
       config: REST_CONFIG,
       schedules: [{ expression: 'rate(5 minutes)', mode: 'full' }],
     });
+    const run = (await call('POST', `/sources/${id}/runs`, { mode: 'full' })).json;
+    await deps.lifecycle.cancel(run.runId, Date.now());
+    await deps.deadLetters.record({
+      sourceId: id,
+      kind: 'item',
+      ref: 'e-1',
+      errorClass: 'permanent',
+      reason: 'x',
+      attempts: 1,
+      runId: run.runId,
+      page: 1,
+      now: Date.now(),
+    });
     expect(await deps.schedules.names(id)).toEqual([`src-${id}-0`]);
-    expect((await call('DELETE', `/sources/${id}`)).status).toBe(204);
+
+    const deleted = await call('DELETE', `/sources/${id}`);
+
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toEqual({
+      sourceId: id,
+      deleted: { schedules: 1, runs: 1, deadLetters: 1 },
+      itemsKept: true,
+    });
     expect(await deps.schedules.names(id)).toEqual([]);
+    expect(await deps.deadLetters.listAll(id)).toEqual([]);
+    expect(await deps.runs.get(run.runId)).toBeUndefined();
+    // The id reused: no history reappears.
+    await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
+    expect((await call('GET', `/sources/${id}/runs`)).json.items).toEqual([]);
+    expect((await call('GET', `/sources/${id}/dead-letters`)).json.items).toEqual([]);
+    await call('DELETE', `/sources/${id}`);
     const gone = await call('GET', `/sources/${id}`);
     expect(gone.status).toBe(404);
     expect(gone.json).toMatchObject({ status: 404, title: 'Source not found', instance: `/sources/${id}` });
@@ -141,7 +169,13 @@ describe('runs', () => {
     expect(started.headers.location).toBe(`/runs/${started.json.runId}`);
     const run = await call('GET', `/runs/${started.json.runId}`);
     expect(run.status).toBe(200);
-    expect(run.json.heartbeatAgeSeconds).toBeGreaterThanOrEqual(0);
+    // Queued: no worker has beaten yet, so no heartbeat is shown.
+    expect(run.json).toMatchObject({
+      state: 'queued',
+      heartbeatAgeSeconds: null,
+      trigger: 'api',
+      openDeadLetters: 0,
+    });
     const list = await call('GET', `/sources/${id}/runs`);
     expect(list.json.items.map((r: { runId: string }) => r.runId)).toEqual([started.json.runId]);
     expect((await call('GET', `/sources/${id}`)).json.activeRunId).toBe(started.json.runId);

@@ -73,7 +73,7 @@ describe('source schedules', () => {
         expression: 'rate(1 minute)',
         arn: LOCAL_START_RUN_ARN,
         role: LOCAL_SCHEDULER_ROLE_ARN,
-        input: JSON.stringify({ sourceId: id, mode: 'incremental' }),
+        input: JSON.stringify({ sourceId: id, mode: 'incremental', schedule: `src-${id}-0` }),
       },
     ]);
   });
@@ -138,7 +138,7 @@ describe('source schedules', () => {
     expect(await firer.tick()).toContain(`src-${id}-0`);
     const runs = (await deps.runs.listBySource(id)).items;
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ mode: 'incremental', state: 'queued' });
+    expect(runs[0]).toMatchObject({ mode: 'incremental', state: 'queued', trigger: `schedule:src-${id}-0` });
 
     now += 61_000;
     await firer.tick();
@@ -175,8 +175,8 @@ describe('source schedules', () => {
     now = Date.parse('2026-12-01T10:30:00Z');
     expect(await firer.tick()).toContain(name);
     expect(fired.map((input) => JSON.parse(input)).filter((input) => input.sourceId === id)).toEqual([
-      { sourceId: id, mode: 'full' },
-      { sourceId: id, mode: 'full' },
+      { sourceId: id, mode: 'full', schedule: name },
+      { sourceId: id, mode: 'full', schedule: name },
     ]);
   });
 
@@ -188,7 +188,7 @@ describe('source schedules', () => {
     ]);
     expect(await schedulesOf(id)).toHaveLength(2);
     const res = await handleApiRequest(apiGatewayEvent({ method: 'DELETE', url: `/sources/${id}` }), deps);
-    expect(res.statusCode).toBe(204);
+    expect(res.statusCode).toBe(200);
     expect(await schedulesOf(id)).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { apiGatewayEvent, type PlainRequest } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { isJsonContentType, MAX_BODY_BYTES } from '../../lib/api/request.js';
 import { rawSecretFields } from '../../lib/api/secret-guard.js';
-import { runSummary } from '../../lib/api/views.js';
+import { runSummary, toRunView } from '../../lib/api/views.js';
 
 /** Deps whose every store call fails loudly: these requests must be refused before any store is asked. */
 const signer = new CursorSigner(randomCursorKey());
@@ -153,10 +153,106 @@ describe('rawSecretFields', () => {
 });
 
 describe('runSummary', () => {
+  const full = { mode: 'full' as const };
   it.each([
-    [{ processed: 1990, total: 2000, pages: 20 }, 10, '1990/2000 processed, 10 in DLQ'],
-    [{ processed: 40, total: null, pages: 1 }, 0, '40 processed, 0 in DLQ'],
-  ])('summarizes %j with %i dead letters', (progress, errorCount, text) => {
-    expect(runSummary({ progress, errorCount })).toBe(text);
+    [
+      { ...full, state: 'running' as const, progress: { processed: 1990, total: 2100, pages: 20 } },
+      10,
+      '1990/~2100 processed, 10 in DLQ',
+    ],
+    [
+      { ...full, state: 'running' as const, progress: { processed: 40, total: null, pages: 1 } },
+      0,
+      '40 processed, 0 in DLQ',
+    ],
+    // A finished run reports what it counted, never the source's estimate.
+    [
+      { ...full, state: 'succeeded' as const, progress: { processed: 2010, total: 2100, pages: 21 } },
+      1,
+      '2010 processed, 1 in DLQ',
+    ],
+    [
+      {
+        mode: 'reconciliation' as const,
+        state: 'succeeded' as const,
+        progress: { processed: 5, total: null, pages: 1 },
+        tombstoned: 2,
+      },
+      0,
+      '5 processed, 0 in DLQ, 2 tombstoned',
+    ],
+    [
+      {
+        mode: 'dlq_retry' as const,
+        state: 'succeeded' as const,
+        progress: { processed: 0, total: null, pages: 1 },
+      },
+      3,
+      'fixed nothing: 3 still failing in DLQ',
+    ],
+    [
+      {
+        mode: 'dlq_retry' as const,
+        state: 'succeeded' as const,
+        progress: { processed: 4, total: null, pages: 1 },
+      },
+      1,
+      'recovered 4, 1 still failing in DLQ',
+    ],
+    [
+      {
+        mode: 'dlq_retry' as const,
+        state: 'succeeded' as const,
+        progress: { processed: 0, total: null, pages: 1 },
+      },
+      0,
+      'nothing to retry: no open dead letters',
+    ],
+  ])('summarizes %j with %i open dead letters', (run, open, text) => {
+    expect(runSummary(run, open)).toBe(text);
+  });
+});
+
+describe('toRunView', () => {
+  const base = {
+    runId: '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S',
+    sourceId: 's',
+    mode: 'full' as const,
+    trigger: 'cli' as const,
+    params: {},
+    paramsHash: 'h',
+    epoch: 1,
+    nextPage: 2,
+    checkpoint: null,
+    progress: { processed: 10, total: 20, pages: 1 },
+    errorCount: 0,
+    heartbeatAt: 50_000,
+    deferredUntil: null,
+    restarts: 0,
+    resume: { reason: 'resumed' as const, from: 'checkpoint' as const, at: 0 },
+    failure: null,
+    createdAt: 0,
+    startedAt: 10_000,
+    finishedAt: null,
+    updatedAt: 0,
+    handoff: null,
+  };
+
+  it('shows the heartbeat while running, with a duration so far, the trigger and the verdict in words', () => {
+    const view = toRunView({ ...base, state: 'running' }, 70_000, 2);
+    expect(view).toMatchObject({
+      heartbeatAgeSeconds: 20,
+      durationSeconds: 60,
+      trigger: 'cli',
+      openDeadLetters: 2,
+      verdict: 'resumed from its last checkpoint after its worker went silent',
+      progress: { total: 20, totalIsEstimate: true },
+    });
+  });
+
+  it('hides the heartbeat once finished, and the duration stops at the end', () => {
+    const view = toRunView({ ...base, state: 'succeeded', finishedAt: 130_000 }, 999_000, 0);
+    expect(view).toMatchObject({ heartbeatAt: null, heartbeatAgeSeconds: null, durationSeconds: 120 });
+    expect(view.progress.totalIsEstimate).toBe(false);
   });
 });

@@ -14,6 +14,7 @@ function run(overrides: Partial<SyncRun> = {}): SyncRun {
     runId: 'r1',
     sourceId: 's1',
     mode: 'full',
+    trigger: 'api',
     params: {},
     paramsHash: 'h',
     state: 'running',

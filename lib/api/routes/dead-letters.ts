@@ -4,7 +4,7 @@ import { defineRoute, type Route } from '../route.js';
 import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
 import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { toDeadLetterView, toRunView } from '../views.js';
+import { toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
 /** Dead letters: triage listing and "retry failed" (DESIGN §6). */
 export const deadLetterRoutes: Route[] = [
@@ -47,8 +47,12 @@ export const deadLetterRoutes: Route[] = [
     body: EmptyBodySchema,
     responses: { 202: { description: 'Queued', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, deps }) {
-      const run = await startRun(deps, { sourceId: params.sourceId, mode: 'dlq_retry' });
+    async handle({ params, deps, request }) {
+      const run = await startRun(deps, {
+        sourceId: params.sourceId,
+        mode: 'dlq_retry',
+        trigger: triggerOf(request),
+      });
       return {
         status: 202,
         body: toRunView(run, deps.clock.now()),

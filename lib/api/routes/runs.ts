@@ -4,6 +4,7 @@ import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
   EmptyBodySchema,
+  ListAllRunsQuerySchema,
   ListRunsQuerySchema,
   RunPageSchema,
   RunPathSchema,
@@ -11,7 +12,7 @@ import {
   StartRunBodySchema,
 } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { toRunView } from '../views.js';
+import { runView, toRunView, triggerOf } from '../views.js';
 
 /** Runs: start, read, list, cancel (DESIGN §9). */
 export const runRoutes: Route[] = [
@@ -27,8 +28,12 @@ export const runRoutes: Route[] = [
     body: StartRunBodySchema,
     responses: { 202: { description: 'Queued', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, body, deps }) {
-      const run = await startRun(deps, { sourceId: params.sourceId, mode: body.mode });
+    async handle({ params, body, deps, request }) {
+      const run = await startRun(deps, {
+        sourceId: params.sourceId,
+        mode: body.mode,
+        trigger: triggerOf(request),
+      });
       return {
         status: 202,
         body: toRunView(run, deps.clock.now()),
@@ -51,11 +56,31 @@ export const runRoutes: Route[] = [
       const page = await listPage(deps.cursors, `runs:${params.sourceId}`, query.cursor, (cursor) =>
         deps.runs.listBySource(params.sourceId, { limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
-      const now = deps.clock.now();
-      return {
-        status: 200,
-        body: { items: page.items.map((run) => toRunView(run, now)), nextCursor: page.nextCursor },
-      };
+      const items = await Promise.all(page.items.map((run) => runView(deps, run)));
+      return { status: 200, body: { items, nextCursor: page.nextCursor } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listAllRuns',
+    summary: 'List runs of every source, optionally in one state',
+    description:
+      'Scans the runs table: each page holds up to `limit` runs (newest first within the page); pages are in no particular order. For "what is running" or "what failed" across sources.',
+    tag: 'runs',
+    query: ListAllRunsQuerySchema,
+    responses: { 200: { description: 'A page of runs', schema: RunPageSchema } },
+    problems: [],
+    async handle({ query, deps }) {
+      const page = await listPage(deps.cursors, `runs:*:${query.state ?? ''}`, query.cursor, (cursor) =>
+        deps.runs.listAcrossSources({
+          limit: query.limit,
+          ...(query.state ? { state: query.state } : {}),
+          ...(cursor ? { cursor } : {}),
+        }),
+      );
+      const items = await Promise.all(page.items.map((run) => runView(deps, run)));
+      return { status: 200, body: { items, nextCursor: page.nextCursor } };
     },
   }),
   defineRoute({
@@ -69,7 +94,7 @@ export const runRoutes: Route[] = [
     responses: { 200: { description: 'The run', schema: RunViewSchema } },
     problems: [404],
     async handle({ params, deps }) {
-      return { status: 200, body: toRunView(await deps.runs.require(params.runId), deps.clock.now()) };
+      return { status: 200, body: await runView(deps, await deps.runs.require(params.runId)) };
     },
   }),
   defineRoute({
@@ -85,10 +110,9 @@ export const runRoutes: Route[] = [
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
     async handle({ params, deps }) {
-      const now = deps.clock.now();
-      const run = await deps.lifecycle.cancel(params.runId, now);
+      const run = await deps.lifecycle.cancel(params.runId, deps.clock.now());
       await deleteDeferrals(deps, params.runId);
-      return { status: 200, body: toRunView(run, now) };
+      return { status: 200, body: await runView(deps, run) };
     },
   }),
 ];

@@ -4,7 +4,9 @@ import { SourceNotFoundError } from '../../store/errors.js';
 import { RawSecretError, SourcePolicyError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
+import { EmptyBodySchema } from '../schemas/runs.js';
 import {
+  DeletedSourceSchema,
   ListSourcesQuerySchema,
   PutSchedulesBodySchema,
   PutSourceBodySchema,
@@ -14,6 +16,7 @@ import {
 } from '../schemas/sources.js';
 import { rawSecretFields } from '../secret-guard.js';
 import { STRICT_SOURCE_GUARD, sourcePolicyProblems } from '../source-guard.js';
+import { SourceTestResultSchema, testSource } from '../source-test.js';
 import { writeSchedules, writeSource } from '../source-writes.js';
 import { toSourceView } from '../views.js';
 
@@ -80,6 +83,22 @@ export const sourceRoutes: Route[] = [
     },
   }),
   defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/test',
+    operationId: 'testSource',
+    summary: 'Check the connection: fetch the first page once',
+    description:
+      "Fetches the first page with the source's real credentials, as a run would (no retries, nothing stored, no run started), and reports whether the credentials were accepted, the rate budget the source reports, and one normalized sample entity. 200 whether or not the check passed: see `ok` and `problem`.",
+    tag: 'sources',
+    params: SourcePathSchema,
+    body: EmptyBodySchema,
+    responses: { 200: { description: 'The result of the check', schema: SourceTestResultSchema } },
+    problems: [404],
+    async handle({ params, deps }) {
+      return { status: 200, body: await testSource(deps, await deps.sources.require(params.sourceId)) };
+    },
+  }),
+  defineRoute({
     method: 'GET',
     path: '/sources',
     operationId: 'listSources',
@@ -112,12 +131,12 @@ export const sourceRoutes: Route[] = [
     method: 'DELETE',
     path: '/sources/{sourceId}',
     operationId: 'deleteSource',
-    summary: 'Delete a source and its schedules',
+    summary: 'Delete a source, its schedules, runs and dead letters',
     description:
-      'Refused with 409 (naming `activeRunId`) while a run is active. Runs, items and dead letters are kept.',
+      'Refused with 409 (naming `activeRunId`) while a run is active. Deletes the source, its schedules, its runs and its dead letters, so a source created later under the same id starts with no history; the harvested items are kept (they are the data, not the history). Answers what it deleted.',
     tag: 'sources',
     params: SourcePathSchema,
-    responses: { 204: { description: 'Deleted' } },
+    responses: { 200: { description: 'Deleted; counts of what went with it', schema: DeletedSourceSchema } },
     problems: [404, 409],
     async handle({ params, deps }) {
       try {
@@ -127,8 +146,17 @@ export const sourceRoutes: Route[] = [
         if (error instanceof SourceNotFoundError) await deps.schedules.remove(params.sourceId);
         throw error;
       }
-      await deps.schedules.remove(params.sourceId);
-      return { status: 204 };
+      const schedules = await deps.schedules.remove(params.sourceId);
+      const runs = await deps.runs.deleteAllOf(params.sourceId);
+      const deadLetters = await deps.deadLetters.deleteAllOf(params.sourceId);
+      return {
+        status: 200,
+        body: {
+          sourceId: params.sourceId,
+          deleted: { schedules: schedules.length, runs, deadLetters },
+          itemsKept: true,
+        },
+      };
     },
   }),
 ];

@@ -1,13 +1,25 @@
 import { z } from 'zod';
 import { RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
-import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+import {
+  IsoTimeSchema,
+  PageQuerySchema,
+  pageQueryShape,
+  pageSchema,
+  RunIdSchema,
+  SourceIdSchema,
+} from './common.js';
 
 /** `/runs/{runId}` path parameters. */
 export const RunPathSchema = z.strictObject({ runId: RunIdSchema });
 
 /** Body of `POST /sources/{sourceId}/runs`. */
 export const StartRunBodySchema = z
-  .strictObject({ mode: z.enum(RUN_MODES).meta({ description: 'What the run reads (DESIGN §7)' }) })
+  .strictObject({
+    mode: z.enum(RUN_MODES).meta({
+      description:
+        '`full` reads everything, `incremental` what changed since the watermark, `reconciliation` the id catalog to tombstone deleted entities, `dlq_retry` the open dead letters (see the README, "Modes")',
+    }),
+  })
   .meta({ id: 'StartRunRequest' });
 
 /** Optional empty body of the action routes (cancel, retry): `{}` or nothing. */
@@ -20,15 +32,39 @@ export const RunViewSchema = z
     sourceId: SourceIdSchema,
     mode: z.enum(RUN_MODES),
     state: z.enum(RUN_STATES),
+    trigger: z.string().meta({
+      description:
+        'Who started the run: `api`, `cli` or `schedule:<name>` (the reaper re-arms runs; see `resume`)',
+      example: 'schedule:src-acme-0',
+    }),
     progress: z.object({
       processed: z.number().int(),
-      total: z.number().int().nullable().meta({ description: 'Null when the source does not tell' }),
+      total: z.number().int().nullable().meta({
+        description:
+          "The source's own count when it tells (null otherwise); an estimate while the run is active",
+      }),
+      totalIsEstimate: z.boolean(),
       pages: z.number().int(),
     }),
-    errorCount: z.number().int().meta({ description: 'Entries this run put in dead_letters' }),
-    summary: z.string().meta({ example: '1990/2000 processed, 10 in DLQ' }),
-    heartbeatAt: IsoTimeSchema,
-    heartbeatAgeSeconds: z.number().int().meta({ description: 'Seconds since the last sign of life' }),
+    errorCount: z.number().int().meta({ description: 'Failures this run recorded at its page commits' }),
+    openDeadLetters: z.number().int().meta({
+      description:
+        'K: open dead letters (items and pages) whose last failure was in this run — what `GET /sources/{id}/dead-letters?runId=` lists',
+    }),
+    tombstoned: z.number().int().optional().meta({ description: 'Reconciliation: entities tombstoned' }),
+    summary: z.string().meta({ example: '1990/~2000 processed, 10 in DLQ' }),
+    verdict: z.string().meta({ description: 'The `resume` reason in plain words' }),
+    durationSeconds: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'From start to end (or to now while active); null before it starts' }),
+    heartbeatAt: IsoTimeSchema.nullable().meta({ description: 'Last sign of life; null unless running' }),
+    heartbeatAgeSeconds: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Seconds since the last sign of life; null unless running' }),
     checkpoint: z
       .object({
         cursor: z.string().nullable(),
@@ -66,3 +102,8 @@ export type RunView = z.infer<typeof RunViewSchema>;
 export const RunPageSchema = pageSchema(RunViewSchema, 'RunPage');
 /** Query of `GET /sources/{sourceId}/runs`. */
 export const ListRunsQuerySchema = PageQuerySchema;
+/** Query of `GET /runs`: every source's runs, optionally in one state. */
+export const ListAllRunsQuerySchema = z.strictObject({
+  ...pageQueryShape,
+  state: z.enum(RUN_STATES).optional().meta({ description: 'Only runs in this state' }),
+});

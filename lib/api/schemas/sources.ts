@@ -86,6 +86,19 @@ export const SourceViewSchema = z
   })
   .meta({ id: 'Source' });
 
+/** What `DELETE /sources/{sourceId}` removed with the source. */
+export const DeletedSourceSchema = z
+  .object({
+    sourceId: SourceIdSchema,
+    deleted: z.object({
+      schedules: z.number().int(),
+      runs: z.number().int(),
+      deadLetters: z.number().int(),
+    }),
+    itemsKept: z.literal(true).meta({ description: 'Harvested items are never deleted with a source' }),
+  })
+  .meta({ id: 'DeletedSource' });
+
 /** A page of sources. */
 export const SourcePageSchema = pageSchema(SourceViewSchema, 'SourcePage');
 /** Query of `GET /sources`. */

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import type { EngineDeps } from '../engine/deps.js';
+import type { SourceRecord } from '../store/sources.js';
+
+/**
+ * A connection check of a source (`POST /sources/{id}/test`, `harvester sources test`): fetch
+ * its first page once, with its real credentials, exactly as a run would, and report what an
+ * administrator needs before starting a run: did the source accept the credentials, how much
+ * rate budget is left, and what one entity looks like after normalization. Nothing is stored
+ * and no run is started; no retries (a transient failure is reported as such).
+ */
+
+/** Rate-limit headers the common APIs send (GitHub, GitLab, most REST APIs). */
+const RATE_HEADERS = {
+  limit: ['x-ratelimit-limit', 'ratelimit-limit'],
+  remaining: ['x-ratelimit-remaining', 'ratelimit-remaining'],
+  reset: ['x-ratelimit-reset', 'ratelimit-reset'],
+} as const;
+
+/** The result of a connection check. */
+export const SourceTestResultSchema = z
+  .object({
+    ok: z.boolean().meta({ description: 'The first page was fetched and at least parsed' }),
+    sourceId: z.string(),
+    connector: z.string(),
+    request: z.object({
+      url: z.string().nullable().meta({ description: 'Origin and path of the last request (no query)' }),
+      status: z.number().int().nullable(),
+      durationMs: z.number().int(),
+    }),
+    auth: z.enum(['accepted', 'refused', 'not_configured', 'unknown']).meta({
+      description:
+        '`accepted`: credentials were sent and the source answered; `refused`: 401/403 that is not a rate limit',
+    }),
+    rateLimit: z
+      .object({
+        limit: z.number().nullable(),
+        remaining: z.number().nullable(),
+        resetAt: z.string().nullable(),
+      })
+      .nullable()
+      .meta({ description: "The source's rate-limit headers, when it sends them" }),
+    page: z
+      .object({ items: z.number().int(), total: z.number().int().nullable(), hasNextPage: z.boolean() })
+      .nullable(),
+    sample: z
+      .object({ id: z.string(), version: z.string(), data: z.record(z.string(), z.unknown()) })
+      .nullable()
+      .meta({ description: 'The first entity of the page, normalized' }),
+    invalidOnPage: z
+      .number()
+      .int()
+      .meta({ description: 'Records of the page that would become dead letters' }),
+    problem: z
+      .object({ errorClass: z.enum(['transient', 'permanent']), reason: z.string() })
+      .nullable()
+      .meta({ description: 'Why the check failed, classified as a run would classify it' }),
+  })
+  .meta({ id: 'SourceTestResult' });
+
+/** A connection check's result. */
+export type SourceTestResult = z.infer<typeof SourceTestResultSchema>;
+
+function numberHeader(headers: Headers, names: readonly string[]): number | null {
+  for (const name of names) {
+    const value = headers.get(name);
+    if (value !== null && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  }
+  return null;
+}
+
+function usesCredentials(config: unknown): boolean {
+  return /"(tokenRef|secretRef)":/.test(JSON.stringify(config));
+}
+
+/** Fetches the source's first page once and reports on it. */
+export async function testSource(deps: EngineDeps, source: SourceRecord): Promise<SourceTestResult> {
+  const connector = deps.connectors.get(source.connector);
+  const config = connector.configSchema.parse(source.config);
+  let last: { url: string; status: number; headers: Headers } | undefined;
+  const observing: typeof fetch = async (input, init) => {
+    const response = await deps.fetch(input, init);
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    last = { url: `${url.origin}${url.pathname}`, status: response.status, headers: response.headers };
+    return response;
+  };
+  const started = deps.clock.now();
+  const base = {
+    sourceId: source.sourceId,
+    connector: source.connector,
+    request: () => ({
+      url: last?.url ?? null,
+      status: last?.status ?? null,
+      durationMs: Math.max(0, deps.clock.now() - started),
+    }),
+    rateLimit: () => {
+      if (!last) return null;
+      const limit = numberHeader(last.headers, RATE_HEADERS.limit);
+      const remaining = numberHeader(last.headers, RATE_HEADERS.remaining);
+      const reset = numberHeader(last.headers, RATE_HEADERS.reset);
+      if (limit === null && remaining === null && reset === null) return null;
+      // GitHub sends epoch seconds; the IETF draft sends seconds from now.
+      const resetAt =
+        reset === null
+          ? null
+          : new Date(reset > 1e9 ? reset * 1_000 : deps.clock.now() + reset * 1_000).toISOString();
+      return { limit, remaining, resetAt };
+    },
+  };
+  const credentials = usesCredentials(config);
+  try {
+    const page = await connector.fetchPage(config, null, {
+      fetch: observing,
+      secrets: deps.secrets,
+      since: null,
+      signal: AbortSignal.timeout(30_000),
+    });
+    const results = page.items.map((raw) => connector.normalize(config, raw));
+    const first = results.find((r) => r.ok);
+    return {
+      ok: true,
+      sourceId: base.sourceId,
+      connector: base.connector,
+      request: base.request(),
+      auth: credentials ? 'accepted' : 'not_configured',
+      rateLimit: base.rateLimit(),
+      page: { items: page.items.length, total: page.total ?? null, hasNextPage: page.nextCursor !== null },
+      sample: first?.ok ? { ...first.entity } : null,
+      invalidOnPage: results.filter((r) => !r.ok).length,
+      problem: null,
+    };
+  } catch (error) {
+    const classification = connector.classify(error, deps.clock.now());
+    const status = last?.status ?? null;
+    const refused = (status === 401 || status === 403) && classification.errorClass === 'permanent';
+    return {
+      ok: false,
+      sourceId: base.sourceId,
+      connector: base.connector,
+      request: base.request(),
+      auth: refused ? 'refused' : credentials ? 'unknown' : 'not_configured',
+      rateLimit: base.rateLimit(),
+      page: null,
+      sample: null,
+      invalidOnPage: 0,
+      problem: { errorClass: classification.errorClass, reason: classification.reason },
+    };
+  }
+}

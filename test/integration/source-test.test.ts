@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { setUpTestApi } from '../support/api.js';
+import type { TestAws } from '../support/aws.js';
+import { fakeRestConfig } from '../support/harness.js';
+
+/** `POST /sources/{id}/test`: one page fetched as a run would, nothing stored. */
+
+let aws: TestAws;
+let deps: ApiDeps;
+let fake: FakeSource;
+
+beforeAll(async () => {
+  ({ aws, deps } = await setUpTestApi('source-test'));
+  fake = await startFakeSource({ entities: 250, seed: 42, profile: { invalidRecords: 0 } });
+});
+afterAll(async () => {
+  await fake.stop();
+  destroyAwsClients(aws.clients);
+});
+
+async function call(method: string, url: string, body?: unknown) {
+  const res = await handleApiRequest(
+    apiGatewayEvent({
+      method,
+      url,
+      ...(body === undefined
+        ? {}
+        : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    }),
+    deps,
+  );
+  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
+}
+
+describe('a connection check', () => {
+  it('fetches one page and reports the rate budget and a normalized sample, storing nothing', async () => {
+    await call('PUT', '/sources/check-ok', { connector: 'rest-json', config: fakeRestConfig(fake.url) });
+    const served = fake.stats().sourceRequests;
+
+    const res = await call('POST', '/sources/check-ok/test');
+
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      ok: true,
+      auth: 'not_configured',
+      request: { url: `${fake.url}/records`, status: 200 },
+      page: { items: 100, total: 250, hasNextPage: true },
+      sample: { id: expect.any(String), version: expect.any(String) },
+      invalidOnPage: 0,
+      problem: null,
+    });
+    expect(res.json.rateLimit).toMatchObject({ limit: expect.any(Number), remaining: expect.any(Number) });
+    expect(fake.stats().sourceRequests).toBe(served + 1);
+    expect((await call('GET', '/sources/check-ok/runs')).json.items).toEqual([]);
+    expect(await deps.items.listAll('check-ok')).toEqual([]);
+  });
+
+  it('reports refused credentials as such', async () => {
+    const refusing = await startFakeSource({ entities: 10, seed: 1, profile: { forceStatus: 401 } });
+    try {
+      await call('PUT', '/sources/check-401', {
+        connector: 'rest-json',
+        config: fakeRestConfig(refusing.url),
+      });
+      const res = await call('POST', '/sources/check-401/test');
+      expect(res.json).toMatchObject({
+        ok: false,
+        auth: 'refused',
+        request: { status: 401 },
+        problem: { errorClass: 'permanent' },
+        sample: null,
+      });
+    } finally {
+      await refusing.stop();
+    }
+  });
+});
+
+describe('runs across sources', () => {
+  it('lists runs of every source, filtered by state', async () => {
+    for (const id of ['across-a', 'across-b'])
+      await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: fakeRestConfig(fake.url) });
+    const a = (await call('POST', '/sources/across-a/runs', { mode: 'full' })).json;
+    const b = (await call('POST', '/sources/across-b/runs', { mode: 'full' })).json;
+    await call('POST', `/runs/${b.runId}/cancel`);
+
+    const queued = await call('GET', '/runs?state=queued&limit=100');
+    const cancelled = await call('GET', '/runs?state=cancelled&limit=100');
+    const all = await call('GET', '/runs?limit=100');
+
+    const ids = (page: { json: { items: { runId: string }[] } }) => page.json.items.map((r) => r.runId);
+    expect(ids(queued)).toContain(a.runId);
+    expect(ids(queued)).not.toContain(b.runId);
+    expect(ids(cancelled)).toEqual([b.runId]);
+    expect(ids(all)).toEqual(expect.arrayContaining([a.runId, b.runId]));
+  });
+});
