@@ -3,6 +3,7 @@ import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js'
 import type { Entity } from '../connectors/contract.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
+import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
@@ -100,14 +101,9 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 }
 
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const { deps, connector, config, heartbeat } = context;
+  const { connector, config } = context;
   const outcome = await retryOwned(context, () =>
-    connector.fetchItem(config, entry.ref, {
-      fetch: deps.fetch,
-      secrets: deps.secretsFor(context.run.sourceId),
-      since: null,
-      signal: heartbeat.signal,
-    }),
+    connector.fetchItem(config, entry.ref, connectorContext(context, null)),
   );
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const normalized = connector.normalize(config, outcome.value);
