@@ -56,8 +56,9 @@ export class HarvesterStack extends Stack {
       ...shared,
       workerMaxConcurrency: settings.workerMaxConcurrency,
       sharedSecretRefs: settings.sharedSecretRefs,
+      sourceBuckets: settings.sourceBuckets,
     });
-    this.adminApi = new AdminApi(this, 'Api', shared);
+    this.adminApi = new AdminApi(this, 'Api', { ...shared, sharedSecretRefs: settings.sharedSecretRefs });
 
     this.notifications = new Notifications(this, 'Notifications', {
       bus: this.messaging.bus,
