@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EngineDeps } from '../engine/deps.js';
 import { scheduleName } from '../queue/source-schedules.js';
+import { humanDuration } from '../run/duration.js';
 import { isTerminal, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
@@ -15,6 +16,8 @@ import type { SourceViewSchema } from './schemas/sources.js';
  * otherwise compute by hand (summary, heartbeat age), nothing internal (lock shard, params).
  */
 
+export { humanDuration };
+
 /** The resume verdicts in plain words, as a run view and the CLI show them. */
 export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
   fresh_start: 'started from the first page',
@@ -27,13 +30,6 @@ export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
   no_checkpoint: 'restarted from the first page: no page had been committed yet',
   restart_limit: 'stopped: its worker crashed too many times',
 };
-
-/** Seconds as "3m 12s" / "1h 04m" / "45s". */
-export function humanDuration(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3_600)}h ${String(Math.floor((seconds % 3_600) / 60)).padStart(2, '0')}m`;
-}
 
 /**
  * "1990/~2100 processed, 10 in DLQ" while running (the source's total is an estimate until the
