@@ -77,6 +77,7 @@ export class AdminApi extends Construct {
         ...props.environment,
         SCHEDULER_ROLE_ARN: scheduling.schedulerRole.roleArn,
         START_RUN_TARGET_ARN: scheduling.startRun.fn.functionArn,
+        START_RUN_DLQ_ARN: scheduling.startRunDlq.queueArn,
         CURSOR_KEY_SECRET_ARN: this.cursorKey.secretArn,
       },
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,

@@ -55,7 +55,8 @@ export class Scheduling extends Construct {
     const common = { environment, tracing: props.tracing, removalPolicy: props.removalPolicy };
 
     // Scheduler invokes start-run asynchronously: after Lambda's own retries a failed start would
-    // vanish. It lands here instead, with the request and the error, for 14 days.
+    // vanish. It lands here instead, with the request and the error, for 14 days; so does a start
+    // Scheduler itself could not deliver (source schedules name this queue as their DLQ).
     this.startRunDlq = new sqs.Queue(this, 'StartRunDlq', {
       retentionPeriod: Duration.days(14),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -90,6 +91,9 @@ export class Scheduling extends Construct {
     });
     messaging.pageQueue.grantSendMessages(this.schedulerRole);
     this.startRun.grantInvokeTo(this.schedulerRole);
+    // A start Scheduler could not deliver (invoke refused or throttled past its retries) lands in
+    // the same DLQ as one the function failed: one place, one alarm.
+    this.startRunDlq.grantSendMessages(this.schedulerRole);
 
     this.reaper = new HarvesterFunction(this, 'Reaper', {
       ...common,

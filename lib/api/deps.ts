@@ -43,6 +43,7 @@ export function createApiDeps(
       groupName: config.names.scheduleGroup,
       targetArn: config.startRunTargetArn ?? LOCAL_START_RUN_ARN,
       roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+      deadLetterArn: config.startRunDlqArn,
     }),
   };
 }

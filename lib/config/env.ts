@@ -64,6 +64,8 @@ export const EnvSchema = z.object({
   SCHEDULER_ROLE_ARN: name.optional(),
   /** Function that a source's recurring schedule invokes to start a run. */
   START_RUN_TARGET_ARN: name.optional(),
+  /** Queue where Scheduler puts a scheduled start it could not deliver (the start-run DLQ). */
+  START_RUN_DLQ_ARN: name.optional(),
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
@@ -106,6 +108,7 @@ export interface HarvesterConfig {
   readonly pageDlqUrl: string | undefined;
   readonly schedulerRoleArn: string | undefined;
   readonly startRunTargetArn: string | undefined;
+  readonly startRunDlqArn: string | undefined;
   readonly maxPagesPerRun: number;
   readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
@@ -150,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     pageDlqUrl: e.PAGE_DLQ_URL,
     schedulerRoleArn: e.SCHEDULER_ROLE_ARN,
     startRunTargetArn: e.START_RUN_TARGET_ARN,
+    startRunDlqArn: e.START_RUN_DLQ_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
     watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,

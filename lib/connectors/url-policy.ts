@@ -1,6 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ClassifiedError } from '../retry/errors.js';
 
 /**
  * Where a source URL may point (SSRF posture). Source URLs are set by whoever may call the admin
@@ -231,25 +230,4 @@ export async function urlProblems(raw: string, check: UrlCheck): Promise<UrlProb
     }
   }
   return problems;
-}
-
-/**
- * `fetchFn` refusing any request whose URL breaks `policy` (each redirect hop passes through it,
- * since connectors follow redirects by hand). A refusal is a permanent error: retrying will not
- * move the host. The check resolves the host just before the request; a DNS answer that changes
- * between the check and the connection is the remaining gap (see the README's security model).
- */
-export function guardedFetch(fetchFn: typeof fetch, policy: SourcePolicy, lookup: HostLookup = systemLookup) {
-  const guarded = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const problems = await urlProblems(url, { policy, lookup, credentialed: false, unresolved: 'accept' });
-    if (problems.length > 0) {
-      throw new ClassifiedError(
-        'permanent',
-        `source address refused: ${problems.map((p) => p.message).join('; ')}`,
-      );
-    }
-    return fetchFn(input, init);
-  };
-  return guarded as typeof fetch;
 }

@@ -2,8 +2,8 @@ import type { AwsClients } from '../aws/clients.js';
 import { RELIABILITY } from '../config/constants.js';
 import type { HarvesterConfig } from '../config/env.js';
 import type { SecretResolver } from '../connectors/contract.js';
+import { guardedFetch } from '../connectors/guarded-fetch.js';
 import { getConnector } from '../connectors/registry.js';
-import { guardedFetch } from '../connectors/url-policy.js';
 import { createLogger, type HarvesterLogger } from '../observability/logger.js';
 import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
 import { PageQueue } from '../queue/page-queue.js';
@@ -64,7 +64,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     secrets: options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint }),
     sourcePolicy: config.sourcePolicy,
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
-    fetch: options.fetch ?? guardedFetch(globalThis.fetch, config.sourcePolicy),
+    fetch: options.fetch ?? guardedFetch(config.sourcePolicy),
     clock: options.clock ?? { now: () => Date.now() },
     retry: options.retry ?? realRetryDeps,
     logger: options.logger ?? createLogger(config.logLevel),

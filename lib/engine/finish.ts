@@ -82,28 +82,9 @@ export async function finishSucceeded(
   run: SyncRun,
   watermark: string | null,
 ): Promise<void> {
-  if (run.mode === 'reconciliation') await reconcile(deps, run);
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'succeeded',
     watermark: finalWatermark(deps, run, watermark),
   });
-}
-
-/**
- * The end of a reconciliation listing: tombstone the items it did not see — only when no page of
- * the listing failed, since a missing page would make live entities look deleted.
- */
-async function reconcile(deps: EngineDeps, run: SyncRun): Promise<void> {
-  const entries = await deps.deadLetters.list(run.sourceId, { runId: run.runId, limit: 1_000 });
-  const failedPages = entries.items.filter((entry) => entry.kind === 'page').length;
-  if (failedPages > 0 || entries.cursor) {
-    deps.logger.warn('reconciliation listing had failed pages; nothing tombstoned', {
-      runId: run.runId,
-      failedPages,
-    });
-    return;
-  }
-  const tombstoned = await deps.items.tombstoneUnseen(run.sourceId, run.runId, deps.clock.now());
-  deps.logger.info('reconciliation tombstoned unseen items', { runId: run.runId, count: tombstoned.length });
 }

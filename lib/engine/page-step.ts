@@ -12,9 +12,11 @@ import { resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
+import { tombstonePage } from './reconcile.js';
 import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
 import { isOwnershipLoss, type StepContext, type StepResult } from './step.js';
+import { isTombstoneSlice } from './tombstone-cursor.js';
 
 /**
  * Processes one page message (DESIGN §1): drop it if stale, fetch with in-memory retries, load,
@@ -172,7 +174,9 @@ async function processOwnedPage(
   };
   try {
     await context.checkpointHook('beforeFetch');
-    return run.mode === 'dlq_retry' ? await retryFailedPage(context) : await fetchAndLoad(context);
+    if (run.mode === 'dlq_retry') return await retryFailedPage(context);
+    if (isTombstoneSlice(message.cursor)) return await tombstonePage(context);
+    return await fetchAndLoad(context);
   } finally {
     heartbeat.stop();
   }

@@ -9,6 +9,7 @@ import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import type { StepContext, StepResult } from './step.js';
+import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
 export { laterVersion } from './watermark.js';
@@ -97,7 +98,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     page.watermarkCeiling,
   );
   return commitAndContinue(context, {
-    cursor: page.nextCursor,
+    cursor: afterListingPage(context, page.nextCursor),
     watermark,
     processed: loaded.loaded,
     errors: failures + loaded.failed,
@@ -161,7 +162,8 @@ export async function loadEntities(
   const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now());
   let failed = 0;
   for (const result of results) {
-    if (result.status === 'kept_newer' && run.mode === 'reconciliation') {
+    // Reconciliation: every entity the listing served is alive, whatever became of its write.
+    if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
     if (result.status !== 'too_large') continue;
@@ -240,6 +242,8 @@ export async function commitAndContinue(
     processed: number;
     errors: number;
     total: number | null;
+    /** Items the page tombstoned (reconciliation's tombstone pass). */
+    tombstoned?: number;
   },
   /** Work that only the delivery whose commit won may do (retry-failed runs resolve their entries here). */
   onCommitted?: () => Promise<void>,
@@ -254,6 +258,7 @@ export async function commitAndContinue(
       processed: page.processed,
       errors: page.errors,
       total: page.total,
+      ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
       now: deps.clock.now(),
     });
   } catch (error) {

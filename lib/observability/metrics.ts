@@ -18,6 +18,8 @@ export const METRIC = {
   oldestWaitSeconds: 'OldestWaitSeconds',
   /** Expected pages sent again at the same epoch (a send lost after a commit, or a wait past the bound). */
   pagesResent: 'PagesResent',
+  /** Items a reconciliation tombstoned (absence confirmed at the source). */
+  tombstoned: 'Tombstoned',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 

@@ -85,6 +85,11 @@ export interface SourceSchedulesOptions {
   readonly targetArn: string;
   /** The role Scheduler assumes to invoke the target. */
   readonly roleArn: string;
+  /**
+   * Where Scheduler puts a start it could not deliver after its retries (the start-run DLQ on
+   * AWS, which an alarm watches). Absent locally.
+   */
+  readonly deadLetterArn?: string | undefined;
 }
 
 /** Creates, updates and removes a source's Scheduler schedules. */
@@ -155,6 +160,7 @@ export class SourceSchedules {
         Arn: this.options.targetArn,
         RoleArn: this.options.roleArn,
         Input: JSON.stringify({ sourceId, mode: schedule.mode, schedule: name }),
+        ...(this.options.deadLetterArn ? { DeadLetterConfig: { Arn: this.options.deadLetterArn } } : {}),
       },
     };
   }
@@ -185,7 +191,8 @@ export class SourceSchedules {
       current.State === input.State &&
       current.Target?.Arn === input.Target?.Arn &&
       current.Target?.RoleArn === input.Target?.RoleArn &&
-      current.Target?.Input === input.Target?.Input;
+      current.Target?.Input === input.Target?.Input &&
+      current.Target?.DeadLetterConfig?.Arn === input.Target?.DeadLetterConfig?.Arn;
     if (same) return 'unchanged';
     await this.send(new UpdateScheduleCommand(input), index);
     return 'updated';

@@ -68,6 +68,8 @@ export interface Progress {
   /** Total entities when the source tells, else null. */
   readonly total: number | null;
   readonly pages: number;
+  /** Reconciliation runs: stored items tombstoned (absence confirmed at the source). Absent until one is. */
+  readonly tombstoned?: number;
 }
 
 export interface RunFailure {

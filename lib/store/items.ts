@@ -4,6 +4,7 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
@@ -190,5 +191,57 @@ export class ItemStore {
       ConsistentRead: true,
     });
     return items as unknown as StoredItem[];
+  }
+
+  /**
+   * One slice of a source's stored items for the tombstone pass: keys and the reconciliation
+   * marks only (never the data), in key order after `afterEntityId`, at most `limit`. `next` is the
+   * last key read when more may follow, so a pass over millions of items goes slice by slice.
+   */
+  async keySlice(
+    sourceId: string,
+    afterEntityId: string | null,
+    limit: number,
+  ): Promise<{
+    items: Pick<StoredItem, 'entityId' | 'lastSeenRunId' | 'tombstonedAt'>[];
+    next: string | null;
+  }> {
+    const { Items = [], LastEvaluatedKey } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'sourceId = :sourceId',
+        ExpressionAttributeValues: { ':sourceId': sourceId },
+        ProjectionExpression: 'entityId, lastSeenRunId, tombstonedAt',
+        ConsistentRead: true,
+        Limit: limit,
+        ...(afterEntityId === null ? {} : { ExclusiveStartKey: { sourceId, entityId: afterEntityId } }),
+      }),
+    );
+    const items = Items as Pick<StoredItem, 'entityId' | 'lastSeenRunId' | 'tombstonedAt'>[];
+    return { items, next: LastEvaluatedKey ? (LastEvaluatedKey.entityId as string) : null };
+  }
+
+  /**
+   * Tombstones one item the reconciliation run `runId` did not see, conditional on it still being
+   * unseen by that run and live, so an entity loaded meanwhile is never tombstoned. Returns
+   * whether it was.
+   */
+  async tombstone(sourceId: string, entityId: string, runId: string, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId, entityId },
+          UpdateExpression: 'SET tombstonedAt = :now, tombstonedBy = :runId',
+          ConditionExpression:
+            'attribute_exists(entityId) AND (attribute_not_exists(lastSeenRunId) OR lastSeenRunId <> :runId) AND attribute_not_exists(tombstonedAt)',
+          ExpressionAttributeValues: { ':now': now, ':runId': runId },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 }

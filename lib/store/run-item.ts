@@ -11,7 +11,12 @@ import type {
 
 /** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
 export function toSyncRun(item: Record<string, unknown>): SyncRun {
-  const progress = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
+  const progress = (item.progress ?? {}) as {
+    processed?: number;
+    total?: number | null;
+    pages?: number;
+    tombstoned?: number;
+  };
   return {
     runId: item.runId as string,
     sourceId: item.sourceId as string,
@@ -27,6 +32,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
       processed: progress.processed ?? 0,
       total: progress.total ?? null,
       pages: progress.pages ?? 0,
+      ...(progress.tombstoned === undefined ? {} : { tombstoned: progress.tombstoned }),
     },
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,

@@ -55,6 +55,8 @@ export interface PageCommit {
   readonly errors: number;
   /** Total entities, when the source tells. */
   readonly total?: number | null;
+  /** Items this page tombstoned (reconciliation's tombstone pass); added to `progress.tombstoned`. */
+  readonly tombstoned?: number;
   readonly now: number;
 }
 
@@ -322,6 +324,7 @@ export class SyncRunStore {
   async commitPage(c: PageCommit): Promise<void> {
     const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
     const setTotal = c.total !== undefined && c.total !== null;
+    const addTombstoned = c.tombstoned !== undefined && c.tombstoned > 0;
     await this.update(
       c.runId,
       {
@@ -332,6 +335,9 @@ export class SyncRunStore {
           '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
           'errorCount = errorCount + :errors',
           ...(setTotal ? ['#progress.#total = :total'] : []),
+          ...(addTombstoned
+            ? ['#progress.#tombstoned = if_not_exists(#progress.#tombstoned, :none) + :tombstoned']
+            : []),
         ].join(', ')} REMOVE deferredUntil`,
         ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
         ExpressionAttributeNames: {
@@ -340,6 +346,7 @@ export class SyncRunStore {
           '#processed': 'processed',
           '#pages': 'pages',
           ...(setTotal ? { '#total': 'total' } : {}),
+          ...(addTombstoned ? { '#tombstoned': 'tombstoned' } : {}),
         },
         ExpressionAttributeValues: {
           ':running': 'running',
@@ -353,6 +360,7 @@ export class SyncRunStore {
           ':one': 1,
           ':now': c.now,
           ...(setTotal ? { ':total': c.total } : {}),
+          ...(addTombstoned ? { ':tombstoned': c.tombstoned, ':none': 0 } : {}),
         },
       },
       { epoch: c.epoch, page: c.page },

@@ -1,8 +1,9 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DataTables } from '../../infra/constructs/data-tables.js';
-import { DEFAULT_SETTINGS, resolveSettings } from '../../infra/settings.js';
+import { DEFAULT_SETTINGS, type HarvesterSettings, resolveSettings } from '../../infra/settings.js';
+import { HarvesterStack } from '../../infra/stack.js';
 
 // Pure settings resolution and the tables alone: no function bundling, so these stay fast.
 
@@ -76,6 +77,45 @@ describe('DataTables without deletion protection', () => {
       expect(table.DeletionPolicy).toBe('Delete');
       expect(table.Properties.DeletionProtectionEnabled).toBe(false);
       expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    }
+  });
+});
+
+describe('source policy settings in the stack', () => {
+  // Bundling skipped (`aws:cdk:bundling-stacks: []`): only the template matters here, so this stays fast.
+  const synth = (props: Partial<HarvesterSettings>) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new HarvesterStack(app, 'Policy', props);
+    return { stack, template: Template.fromStack(stack) };
+  };
+
+  it('grants the worker exactly the shared secrets outside harvester/, besides harvester/*', () => {
+    const { stack, template } = synth({
+      sharedSecretRefs: ['ssm:/org/github-token', 'secretsmanager:org/api-key', 'ssm:/harvester/shared/x'],
+    });
+    const roleId = stack.getLogicalId(stack.pipeline.worker.role.node.defaultChild as CfnElement);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]);
+    const resourcesOf = (action: string) =>
+      JSON.stringify(statements.filter((s) => s.Action === action).map((s) => s.Resource));
+    expect(resourcesOf('ssm:GetParameter')).toContain(':parameter/harvester/*');
+    expect(resourcesOf('ssm:GetParameter')).toContain(':parameter/org/github-token');
+    expect(resourcesOf('secretsmanager:GetSecretValue')).toContain(':secret:org/api-key-??????');
+    expect(resourcesOf('ssm:GetParameter')).not.toContain('shared/x');
+  });
+
+  it('tells every function the posture: never loopback on AWS, hosts and shared secrets as set', () => {
+    const { template } = synth({ allowedSourceHosts: ['api.github.com'], sharedSecretRefs: ['ssm:/org/t'] });
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(5);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        SOURCE_ALLOW_LOOPBACK: 'false',
+        SOURCE_ALLOW_PRIVATE: 'false',
+        SOURCE_ALLOWED_HOSTS: 'api.github.com',
+        SHARED_SECRET_REFS: 'ssm:/org/t',
+      });
     }
   });
 });

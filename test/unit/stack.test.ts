@@ -546,6 +546,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   it('the Scheduler role and the run-outcome publisher', () => {
     expect(grantsOf(stack.scheduling.schedulerRole)).toEqual({
       pageQueue: sorted(SEND),
+      startRunDlq: sorted(SEND),
       startRunFunction: ['lambda:InvokeFunction'],
     });
     expect(grantsOf(stack.notifications.publishRole)).toEqual({
@@ -648,6 +649,13 @@ describe('failures that always surface', () => {
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'Arn'] } },
       },
+    });
+  });
+
+  it('names the start-run DLQ as the dead-letter target of source schedules', () => {
+    const env = (functionProps(stack.adminApi.handler.fn).Environment as { Variables: object }).Variables;
+    expect(env).toMatchObject({
+      START_RUN_DLQ_ARN: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'Arn'] },
     });
   });
 

@@ -30,6 +30,16 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('touch'), ids: refs, tied: z.boolean().optional() }),
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('hide'), ids: refs }),
+  z.strictObject({
+    action: z.literal('resize'),
+    ids: refs,
+    bytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(4 * 1_024 * 1_024),
+  }),
   z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
   z.strictObject({ action: z.literal('reset-stats') }),
 ]);
@@ -43,7 +53,7 @@ export type ControlResult =
   | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
   | {
       readonly ok: true;
-      readonly action: 'touch' | 'delete';
+      readonly action: 'touch' | 'delete' | 'resize' | 'hide';
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
@@ -66,6 +76,10 @@ export interface FakeSourceControl {
   touch(ids: readonly (string | number)[], options?: { tied?: boolean }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
+  /** Takes entities out of listings only (a lagging listing index): fetching them by id still works. */
+  hide(ids: readonly (string | number)[]): ChangeResult;
+  /** Gives entities a body of `bytes` characters (too large to store, say) and touches them. */
+  resize(ids: readonly (string | number)[], bytes: number): ChangeResult;
   /** Creates `count` entities, modified after every existing one. */
   add(count: number): readonly TruthEntity[];
   /** Turns the `live` behaviour on (edits before every listing request) or off (null). */
@@ -87,6 +101,8 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     setLive: (settings) => live.set(settings),
     liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
+    resize: (ids, bytes) => state.resize(ids, bytes),
+    hide: (ids) => state.hide(ids),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
     apply(input) {
@@ -115,6 +131,10 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'hide':
+      return { ok: true, action: command.action, ...control.hide(command.ids) };
+    case 'resize':
+      return { ok: true, action: command.action, ...control.resize(command.ids, command.bytes) };
     case 'add':
       return { ok: true, action: command.action, added: control.add(command.count) };
   }

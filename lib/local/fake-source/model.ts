@@ -12,7 +12,8 @@ export interface FakeEntity {
   /** Starts at 1, +1 on every touch. */
   version: number;
   readonly title: string;
-  readonly body: string;
+  /** Mutable so a test can grow an entity past the store's item limit (`resize`). */
+  body: string;
   deleted: boolean;
 }
 
@@ -149,6 +150,14 @@ export class EntityStore {
     }
     if (tied) moved.sort((a, b) => compareKeys(a, b));
     this.order.push(...moved);
+  }
+
+  /**
+   * Takes a live entity out of listings only, as a lagging listing index does: fetching it by id
+   * still finds it. A later touch lists it again.
+   */
+  hideFromListings(entity: FakeEntity): void {
+    this.removeFromOrder(entity);
   }
 
   /** Deletes a live entity: it leaves listings and item fetches, and truth lists it as deleted. */

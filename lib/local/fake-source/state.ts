@@ -106,6 +106,19 @@ export class SourceState {
     return { changed: entities.map(toTruth), unknownIds: result.unknownIds };
   }
 
+  /** Gives live entities a body of `bytes` characters (an item too large to store), and touches them. */
+  resize(refs: readonly (string | number)[], bytes: number): ChangeResult {
+    return this.change(refs, (entity) => {
+      entity.body = 'x'.repeat(bytes);
+      this.store.touch(entity);
+    });
+  }
+
+  /** Takes live entities out of listings only (a lagging index); fetching them by id still works. */
+  hide(refs: readonly (string | number)[]): ChangeResult {
+    return this.change(refs, (entity) => this.store.hideFromListings(entity));
+  }
+
   /** Deletes live entities. */
   delete(refs: readonly (string | number)[]): ChangeResult {
     return this.change(refs, (entity) => this.store.delete(entity));

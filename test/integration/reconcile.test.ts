@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { RunMode } from '../../lib/run/model.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/**
+ * Reconciliation never tombstones a live entity: a stable, complete listing; everything it served
+ * counts as seen; each absence confirmed by fetching the item; the pass in bounded slices.
+ */
+
+let engine: TestEngine;
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('reconcile', { heartbeatIntervalMs: 500 });
+  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+
+async function source(shape: 'github' | 'rest-page' | 'rest-cursor', entities: number, live?: LiveOptions) {
+  const fake = await startFakeSource({
+    entities,
+    seed: 700 + counter,
+    latencyMs: 0,
+    ...(live ? { live } : {}),
+  });
+  fakes.push(fake);
+  const sourceId = `rec-${shape}-${++counter}`;
+  if (shape === 'github') {
+    await putSource(engine.deps, sourceId, 'github-issues', {
+      owner: 'octo',
+      repo: 'rec',
+      baseUrl: fake.url,
+      perPage: 20,
+    });
+  } else {
+    const overrides =
+      shape === 'rest-page'
+        ? { url: `${fake.url}/records-paged`, pageSize: 20, pagination: { type: 'page' } }
+        : { pageSize: 50 };
+    await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, overrides));
+  }
+  return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
+}
+
+async function runToEnd(sourceId: string, mode: RunMode) {
+  const started = await startRun(engine.deps, { sourceId, mode });
+  return waitForRun(engine.deps, started.runId, undefined, 120_000);
+}
+
+describe('a reconciliation raced by edits', () => {
+  it.each(['github', 'rest-page'] as const)(
+    '%s: tombstones no live entity, every entity deleted before it, and after a quiet one exactly the deleted',
+    async (shape) => {
+      const { fake, sourceId, storeShape } = await source(shape, 300);
+      await runToEnd(sourceId, 'full');
+      const deletedBefore = fake.control.delete(['e-000010', 'e-000150', 'e-000290']).changed;
+      fake.control.setLive({ touchesPerPage: 2, deletesPerPage: 1, addsPerPage: 1 });
+
+      const raced = await runToEnd(sourceId, 'reconciliation');
+      fake.control.setLive(null);
+      const afterRace = await compareWithTruth(engine.deps, sourceId, fake, storeShape);
+      await runToEnd(sourceId, 'incremental');
+      const quiet = await runToEnd(sourceId, 'reconciliation');
+
+      expect(raced.state).toBe('succeeded');
+      expect(quiet.state).toBe('succeeded');
+      expect(afterRace.wronglyTombstoned).toEqual([]);
+      const tombstoned = (await engine.deps.items.listAll(sourceId))
+        .filter((item) => item.tombstonedAt !== undefined)
+        .map((item) => item.entityId);
+      const idOf = (id: string) => (storeShape === 'github' ? String(Number(id.slice(2))) : id);
+      for (const entity of deletedBefore) expect(tombstoned).toContain(idOf(entity.id));
+      const final = await compareWithTruth(engine.deps, sourceId, fake, storeShape);
+      expect(final.wronglyTombstoned).toEqual([]);
+      expect(final.notTombstoned).toEqual([]);
+      expect(raced.progress.tombstoned).toBeGreaterThanOrEqual(deletedBefore.length);
+    },
+    150_000,
+  );
+});
+
+describe('reconciliation', () => {
+  it('never tombstones an entity that grew too large to store: it is alive', async () => {
+    const { fake, sourceId } = await source('rest-cursor', 120);
+    await runToEnd(sourceId, 'full');
+    fake.control.resize(['e-000007'], 400 * 1_024);
+    fake.control.delete(['e-000050']);
+
+    const run = await runToEnd(sourceId, 'reconciliation');
+
+    expect(run.state).toBe('succeeded');
+    expect(run.errorCount).toBe(1);
+    expect((await engine.deps.items.get(sourceId, 'e-000007'))?.tombstonedAt).toBeUndefined();
+    expect((await engine.deps.items.get(sourceId, 'e-000050'))?.tombstonedAt).toBeDefined();
+    expect(run.progress.tombstoned).toBe(1);
+  });
+
+  it('confirms each absence with the source: an item only missing from the listing is kept', async () => {
+    const { fake, sourceId } = await source('rest-cursor', 100);
+    await runToEnd(sourceId, 'full');
+    // e-000020 is left out of the listing (a lagging index), yet fetching it by id finds it.
+    fake.control.hide(['e-000020']);
+    fake.control.delete(['e-000030']);
+
+    const run = await runToEnd(sourceId, 'reconciliation');
+
+    expect((await engine.deps.items.get(sourceId, 'e-000020'))?.tombstonedAt).toBeUndefined();
+    expect((await engine.deps.items.get(sourceId, 'e-000030'))?.tombstonedAt).toBeDefined();
+    expect(run.progress.tombstoned).toBe(1);
+  });
+
+  it('tombstones in bounded slices across page messages, every confirmed absence once', async () => {
+    const { fake, sourceId } = await source('rest-cursor', 260);
+    await runToEnd(sourceId, 'full');
+    const doomed = fake
+      .truth()
+      .entities.slice(0, CONFIRMATIONS_PER_SLICE * 2 + 20)
+      .map((e) => e.id);
+    fake.control.delete(doomed);
+
+    const run = await runToEnd(sourceId, 'reconciliation');
+
+    expect(run.state).toBe('succeeded');
+    expect(run.progress.tombstoned).toBe(doomed.length);
+    const listingPages = Math.ceil((260 - doomed.length) / 50);
+    // At most CONFIRMATIONS_PER_SLICE confirmations a page: three slices at least.
+    expect(run.progress.pages).toBeGreaterThanOrEqual(listingPages + 3);
+    const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
+    expect(comparison.notTombstoned).toEqual([]);
+    expect(comparison.wronglyTombstoned).toEqual([]);
+  });
+});
