@@ -57,14 +57,20 @@ export function runSummary(
  */
 export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunView {
   const running = run.state === 'running';
-  const tombstoned = (run as SyncRun & { tombstoned?: number }).tombstoned;
+  // Reconciliation runs always say how many they tombstoned (0 until one is); others never do.
+  const tombstoned = run.mode === 'reconciliation' ? (run.progress.tombstoned ?? 0) : undefined;
   return {
     runId: run.runId,
     sourceId: run.sourceId,
     mode: run.mode,
     state: run.state,
     trigger: run.trigger,
-    progress: { ...run.progress, totalIsEstimate: run.progress.total !== null && !isTerminal(run.state) },
+    progress: {
+      processed: run.progress.processed,
+      total: run.progress.total,
+      totalIsEstimate: run.progress.total !== null && !isTerminal(run.state),
+      pages: run.progress.pages,
+    },
     errorCount: run.errorCount,
     openDeadLetters,
     ...(typeof tombstoned === 'number' ? { tombstoned } : {}),
