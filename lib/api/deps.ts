@@ -8,7 +8,7 @@ import type { EngineDeps } from '../engine/deps.js';
 import { DeferralSchedules } from '../queue/deferral-cleanup.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
-import type { SourceGuard } from './source-guard.js';
+import { boundedLookup, type SourceGuard } from './source-guard.js';
 
 /**
  * What the admin API talks to: the engine's ports (stores, queue, clock, logger) plus the
@@ -36,7 +36,7 @@ export function createApiDeps(
   const { config, scheduler } = options;
   return {
     ...engine,
-    sourceGuard: { policy: config.sourcePolicy, lookup: systemLookup },
+    sourceGuard: { policy: config.sourcePolicy, lookup: boundedLookup(systemLookup) },
     cursors: new CursorSigner(options.cursorKey ?? cursorKeyFromConfig(config)),
     deferrals: new DeferralSchedules(scheduler, config.names.scheduleGroup),
     schedules: new SourceSchedules(scheduler, {

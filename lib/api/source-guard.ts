@@ -14,8 +14,28 @@ export interface SourceGuard {
   readonly lookup: HostLookup;
 }
 
+/**
+ * How long a host lookup may take while a source is written. A slower resolver counts as "does
+ * not resolve yet" (accepted: the worker checks every connection), so a PUT never hangs on DNS.
+ */
+export const LOOKUP_TIMEOUT_MS = 3_000;
+
+/** `lookup` that gives up after {@link LOOKUP_TIMEOUT_MS}. */
+export function boundedLookup(lookup: HostLookup, timeoutMs = LOOKUP_TIMEOUT_MS): HostLookup {
+  return (hostname) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`lookup of ${hostname} timed out`)), timeoutMs);
+    });
+    return Promise.race([lookup(hostname), timeout]).finally(() => clearTimeout(timer));
+  };
+}
+
 /** On AWS without settings: public hosts only, no shared secrets. */
-export const STRICT_SOURCE_GUARD: SourceGuard = { policy: STRICT_SOURCE_POLICY, lookup: systemLookup };
+export const STRICT_SOURCE_GUARD: SourceGuard = {
+  policy: STRICT_SOURCE_POLICY,
+  lookup: boundedLookup(systemLookup),
+};
 
 /** Every string field of `config` that is an http(s) URL, by dot path. */
 function urlFields(config: unknown, path: string[] = []): { path: string; url: string }[] {

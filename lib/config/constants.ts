@@ -41,6 +41,12 @@ export const RELIABILITY = {
    */
   queueWaitResendMs: 15 * 60 * 1_000,
   /**
+   * A send takes milliseconds: a handoff still unconfirmed this long after it was recorded was
+   * lost. Younger ones may be a send in progress (another reaper's re-send, a worker right after
+   * its commit) and are left alone.
+   */
+  sendGraceMs: 5_000,
+  /**
    * A run whose worker dies this many times is a crash loop, not bad luck: it ends `failed` with
    * `restart_limit`. Three lets a run survive two unrelated crashes (a deploy, an OOM) but stops a
    * poison page within ~5 minutes of reaper ticks instead of burning Lambda time forever.

@@ -70,9 +70,6 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   }
 }
 
-/** A handoff older than this without a confirmed send was lost: a send takes milliseconds. */
-const SEND_GRACE_MS = 5_000;
-
 /** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
 function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
   const handoff = run.handoff;
@@ -83,7 +80,7 @@ function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): bo
     handoff !== null &&
     handoff.page === run.nextPage &&
     handoff.sentAt === null &&
-    deps.clock.now() - handoff.at > SEND_GRACE_MS
+    deps.clock.now() - handoff.at > RELIABILITY.sendGraceMs
   );
 }
 

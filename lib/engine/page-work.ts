@@ -159,7 +159,7 @@ export async function loadEntities(
   entities: Entity[],
 ): Promise<{ loaded: number; failed: number }> {
   const { deps, run, message } = context;
-  const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now());
+  const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now(), run.epoch);
   let failed = 0;
   for (const result of results) {
     // Reconciliation: every entity the listing served is alive, whatever became of its write.

@@ -49,7 +49,7 @@ async function confirm(context: StepContext, entityId: string): Promise<Confirma
   if (outcome.value.gone) return 'gone';
   const normalized = connector.normalize(config, outcome.value.raw);
   if (normalized.ok) {
-    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now());
+    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now(), run.epoch);
   }
   // Found (valid, invalid or too large to store): alive, whatever became of the write.
   await deps.items.markSeen(run.sourceId, entityId, run.runId);

@@ -44,37 +44,43 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   }
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
-  let errors = loaded.failed;
   const resolved: DeadLetter[] = [];
+  const failed: { entry: DeadLetter; outcome: Extract<EntryOutcome, { kind: 'failed' }> }[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
-    if (outcome.kind === 'resolved') {
-      resolved.push(entry);
-    } else if (outcome.kind === 'failed') {
-      errors += 1;
-      await deps.deadLetters.record({
-        sourceId: run.sourceId,
-        kind: entry.kind,
-        ref: entry.ref,
-        errorClass: outcome.errorClass,
-        reason: outcome.reason,
-        attempts: outcome.attempts,
-        runId: run.runId,
-        page: message.page,
-        now: deps.clock.now(),
-      });
-    }
+    if (outcome.kind === 'resolved') resolved.push(entry);
+    else if (outcome.kind === 'failed') failed.push({ entry, outcome });
   }
   await context.checkpointHook('afterLoad');
-  // Resolved entries leave dead_letters only once this delivery's commit has won: deleting them
-  // earlier would shift the slice a duplicate delivery of the same cursor lists, and entries
-  // recovered by the losing copy would never be counted. A crash between the commit and these
-  // deletes leaves them open; a retry-failed run restarts from scratch and resolves them again.
+  // Entries change in dead_letters only once this delivery's commit has won. Resolving earlier
+  // would shift the slice a duplicate delivery of the same cursor lists, so entries recovered by
+  // the losing copy would never be counted; recording a failure earlier would let a losing copy
+  // re-create an entry the winner just resolved. A crash between the commit and these writes
+  // leaves the entries open as they were; a retry-failed run restarts and retries them again.
   return commitAndContinue(
     context,
-    { cursor: slice.cursor ?? null, watermark: null, processed: loaded.loaded, errors, total: null },
+    {
+      cursor: slice.cursor ?? null,
+      watermark: null,
+      processed: loaded.loaded,
+      errors: loaded.failed + failed.length,
+      total: null,
+    },
     async () => {
       for (const entry of resolved) await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+      for (const { entry, outcome } of failed) {
+        await deps.deadLetters.record({
+          sourceId: run.sourceId,
+          kind: entry.kind,
+          ref: entry.ref,
+          errorClass: outcome.errorClass,
+          reason: outcome.reason,
+          attempts: outcome.attempts,
+          runId: run.runId,
+          page: message.page,
+          now: deps.clock.now(),
+        });
+      }
     },
   );
 }

@@ -11,8 +11,8 @@ import type { SyncRun } from './model.js';
  *   has taken it since (a worker's first act on a page is a heartbeat that clears the handoff).
  *   The run is in the queue's care: no fence, no restart, no restart counted. `since` is when it
  *   became due.
- * - `resend`: the expected page was handed over but the send was never confirmed (the worker died
- *   or SQS failed between the commit and the send), or it has waited longer than
+ * - `resend`: the expected page was handed over but the send was not confirmed within
+ *   `sendGraceMs` (the worker died or SQS failed between the commit and the send), or it has waited longer than
  *   `queueWaitResendMs` without any worker taking it. The page is sent again at the same epoch
  *   from the checkpoint; the commit condition makes a second copy harmless.
  * - `lost`: a worker took the page (cleared the handoff) and then went silent: a crash. Only this
@@ -37,17 +37,21 @@ export type SilenceInput = Pick<SyncRun, 'heartbeatAt' | 'deferredUntil' | 'hand
 export function judgeSilence(
   run: SilenceInput,
   now: number,
-  limits: { silenceMs?: number; resendMs?: number } = {},
+  limits: { silenceMs?: number; resendMs?: number; graceMs?: number } = {},
 ): Silence {
   const silenceMs = limits.silenceMs ?? RELIABILITY.silenceThresholdMs;
   const resendMs = limits.resendMs ?? RELIABILITY.queueWaitResendMs;
+  const graceMs = limits.graceMs ?? RELIABILITY.sendGraceMs;
   if (now - run.heartbeatAt <= silenceMs) return { kind: 'alive' };
   if (run.deferredUntil !== null && run.deferredUntil > now - silenceMs)
     return { kind: 'deferred', until: run.deferredUntil };
   const handoff = run.handoff;
   if (handoff === null || handoff.page !== run.nextPage)
     return { kind: 'lost', silentSince: run.heartbeatAt };
-  if (handoff.sentAt === null) return { kind: 'resend', reason: 'send_unconfirmed', since: handoff.at };
+  if (handoff.sentAt === null) {
+    if (now - handoff.at <= graceMs) return { kind: 'waiting', since: handoff.at };
+    return { kind: 'resend', reason: 'send_unconfirmed', since: handoff.at };
+  }
   // A deferred page becomes due when its pause ends, not when it was scheduled.
   const since = Math.max(handoff.sentAt, run.deferredUntil ?? 0);
   if (now - since > resendMs) return { kind: 'resend', reason: 'wait_exceeded', since };

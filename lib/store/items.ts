@@ -3,7 +3,6 @@ import {
   type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
   GetCommand,
-  PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -23,6 +22,17 @@ export interface StoredItem {
   readonly syncedAt: number;
   readonly lastSeenRunId?: string;
   readonly tombstonedAt?: number;
+  /** {@link writerKey} of the worker that wrote this version. */
+  readonly writer?: string;
+}
+
+/**
+ * Orders writers of an equal version: the run id (a ULID, so later runs sort later), then the
+ * epoch, zero-padded. A fenced worker (an older epoch of the same run) and a late worker of an
+ * older run sort before the current one.
+ */
+export function writerKey(runId: string, epoch: number): string {
+  return `${runId}#${String(epoch).padStart(8, '0')}`;
 }
 
 /** Result of loading one entity. */
@@ -46,37 +56,64 @@ export class ItemStore {
   ) {}
 
   /**
-   * Writes an entity unless a newer version is stored: `attribute_not_exists OR version <= :v`.
-   * A re-processed page rewrites the same version harmlessly; a late zombie write of an older
-   * version is refused and reported as `kept_newer`. Items over the size budget are not written.
+   * Writes an entity under the fenced-write rules (DESIGN §4.4):
+   *
+   * - a **newer** version than the stored one (or no stored item) is written, and clears a
+   *   tombstone: the source changed the entity after it was found missing, so it exists;
+   * - an **equal** version is written only by a writer that sorts at or after the stored one
+   *   ({@link writerKey}: the same worker again — a re-processed page —, a later epoch of the
+   *   same run, or a later run; versions with 1 s resolution can hide a real change, and the
+   *   later reader saw the later content). It never clears a tombstone. So a fenced worker of
+   *   an older epoch, or a late worker of an older run, cannot change what a newer one wrote;
+   * - an **older** version is refused (`kept_newer`).
+   *
+   * Every write is an UpdateItem on named attributes, never a whole-item put, so no write erases
+   * attributes it does not own (the tombstone). Items over the size budget are not written.
    */
-  async load(sourceId: string, entity: Entity, runId: string, now: number): Promise<LoadResult> {
-    const item = {
-      sourceId,
-      entityId: entity.id,
+  async load(sourceId: string, entity: Entity, runId: string, now: number, epoch = 0): Promise<LoadResult> {
+    const fields = {
       version: entity.version,
       data: entity.data,
       runId,
       syncedAt: now,
       lastSeenRunId: runId,
+      writer: writerKey(runId, epoch),
     };
-    const bytes = approximateItemBytes(item);
+    const bytes = approximateItemBytes({ sourceId, entityId: entity.id, ...fields });
     if (bytes > RELIABILITY.maxItemBytes) return { entityId: entity.id, status: 'too_large', bytes };
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: 'attribute_not_exists(entityId) OR #version <= :version',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':version': entity.version },
-        }),
-      );
+    const names = Object.fromEntries(Object.keys(fields).map((k) => [`#${k}`, k]));
+    const values = Object.fromEntries(Object.entries(fields).map(([k, v]) => [`:${k}`, v]));
+    const set = `SET ${Object.keys(fields)
+      .map((k) => `#${k} = :${k}`)
+      .join(', ')}`;
+    const write = async (update: string, condition: string): Promise<boolean> => {
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { sourceId, entityId: entity.id },
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    };
+    if (
+      await write(
+        `${set} REMOVE tombstonedAt, tombstonedBy`,
+        'attribute_not_exists(entityId) OR #version < :version',
+      )
+    )
       return { entityId: entity.id, status: 'written' };
-    } catch (error) {
-      if (isConditionFailure(error)) return { entityId: entity.id, status: 'kept_newer' };
-      throw error;
-    }
+    const equal = '#version = :version AND (attribute_not_exists(#writer) OR #writer <= :writer)';
+    if (await write(set, equal)) return { entityId: entity.id, status: 'written' };
+    return { entityId: entity.id, status: 'kept_newer' };
   }
 
   /** Loads a page of entities with bounded parallelism; any storage error rejects (the page is retried whole). */
@@ -85,9 +122,10 @@ export class ItemStore {
     entities: readonly Entity[],
     runId: string,
     now: number,
+    epoch = 0,
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
-    return Promise.all(entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now))));
+    return Promise.all(entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now, epoch))));
   }
 
   /**

@@ -81,9 +81,9 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
   const queue = new ChaosQueue(engine.deps.queue);
   const seen = new SeenVersions();
   const items = Object.create(engine.deps.items) as EngineDeps['items'];
-  items.loadAll = (sourceId, entities, runId, now) => {
+  items.loadAll = (sourceId, entities, ...rest) => {
     seen.record(sourceId, entities);
-    return engine.deps.items.loadAll(sourceId, entities, runId, now);
+    return engine.deps.items.loadAll(sourceId, entities, ...rest);
   };
   const deps: EngineDeps = { ...engine.deps, queue: queue.queue, items };
   const { clients, resources } = engine.aws;

@@ -51,6 +51,12 @@ describe('judgeSilence', () => {
     expect(judgeSilence(input, now).kind).toBe(kind);
   });
 
+  it('leaves an unconfirmed handoff alone while its send may still be in progress', () => {
+    const fresh = run({ handoff: { page: 3, at: SILENT - 1_000, sentAt: null } });
+    expect(judgeSilence(fresh, SILENT).kind).toBe('waiting');
+    expect(judgeSilence(fresh, SILENT + RELIABILITY.sendGraceMs).kind).toBe('resend');
+  });
+
   it('measures a deferred page’s wait from the end of its pause', () => {
     const verdict = judgeSilence(run({ deferredUntil: T + 600_000, handoff: sent(3) }), T + 700_000);
     expect(verdict).toEqual({ kind: 'waiting', since: T + 600_000 });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { rawSecretFields } from '../../lib/api/secret-guard.js';
-import { sourcePolicyProblems } from '../../lib/api/source-guard.js';
+import { boundedLookup, sourcePolicyProblems } from '../../lib/api/source-guard.js';
 import type { ConnectorContext } from '../../lib/connectors/contract.js';
 import { withCredential } from '../../lib/connectors/credentials.js';
 import { classifyGitHub } from '../../lib/connectors/github-issues/classify.js';
@@ -170,6 +170,17 @@ describe('PUT /sources policy check', () => {
       guard,
     );
     expect(problems.map((p) => p.path)).toEqual(['itemUrl']);
+  });
+
+  it('accepts a host whose lookup hangs (the worker checks at connection), without waiting on it', async () => {
+    const hanging: HostLookup = () => new Promise(() => undefined);
+    const started = Date.now();
+    const problems = await sourcePolicyProblems('acme', rest({ url: 'https://slow.example/x' }), {
+      policy: STRICT_SOURCE_POLICY,
+      lookup: boundedLookup(hanging, 50),
+    });
+    expect(problems).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('passes a config that keeps to the policy', async () => {
