@@ -45,6 +45,12 @@ export interface HarvesterSettings {
    * Context `harvester:sharedSecretRefs`. Default none.
    */
   readonly sharedSecretRefs: readonly string[];
+  /**
+   * Buckets `s3-objects` sources may read: the page worker is granted `s3:ListBucket` on each and
+   * `s3:GetObject` on its objects, and nothing on any other bucket. Context
+   * `harvester:sourceBuckets` (a list, or a comma-separated string). Default none: no bucket.
+   */
+  readonly sourceBuckets: readonly string[];
 }
 
 /** Defaults of {@link HarvesterSettings}. */
@@ -57,6 +63,7 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   allowedSourceHosts: [],
   allowPrivateSources: false,
   sharedSecretRefs: [],
+  sourceBuckets: [],
 };
 
 /** Context keys of {@link HarvesterSettings}, as written in cdk.json or on the command line. */
@@ -69,6 +76,7 @@ export const SETTINGS_CONTEXT = {
   allowedSourceHosts: 'harvester:allowedSourceHosts',
   allowPrivateSources: 'harvester:allowPrivateSources',
   sharedSecretRefs: 'harvester:sharedSecretRefs',
+  sourceBuckets: 'harvester:sourceBuckets',
 } as const satisfies Record<keyof HarvesterSettings, string>;
 
 /**
@@ -166,5 +174,20 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       props.sharedSecretRefs ??
       contextList(ctx('sharedSecretRefs'), k.sharedSecretRefs) ??
       DEFAULT_SETTINGS.sharedSecretRefs,
+    sourceBuckets: bucketNames(
+      props.sourceBuckets ??
+        contextList(ctx('sourceBuckets'), k.sourceBuckets) ??
+        DEFAULT_SETTINGS.sourceBuckets,
+      k.sourceBuckets,
+    ),
   };
+}
+
+// S3 bucket names (general purpose): also keeps IAM resource wildcards out of a setting.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function bucketNames(buckets: readonly string[], key: string): readonly string[] {
+  const bad = buckets.filter((bucket) => !BUCKET_NAME.test(bucket) || bucket.includes('..'));
+  if (bad.length > 0) throw new Error(`${key} must list S3 bucket names, got ${bad.join(', ')}`);
+  return buckets;
 }

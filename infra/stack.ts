@@ -56,6 +56,7 @@ export class HarvesterStack extends Stack {
       ...shared,
       workerMaxConcurrency: settings.workerMaxConcurrency,
       sharedSecretRefs: settings.sharedSecretRefs,
+      sourceBuckets: settings.sourceBuckets,
     });
     this.adminApi = new AdminApi(this, 'Api', shared);
 

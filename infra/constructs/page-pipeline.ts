@@ -8,6 +8,7 @@ import type { DataTables } from './data-tables.js';
 import { HarvesterFunction } from './harvester-function.js';
 import type { Messaging } from './messaging.js';
 import type { Scheduling } from './scheduling.js';
+import { grantSourceBuckets } from './source-buckets.js';
 
 /**
  * Messages per page-worker invocation. One: the worker's timeout is derived for the worst retry
@@ -30,6 +31,8 @@ export interface PagePipelineProps {
   readonly workerMaxConcurrency: number;
   /** Secrets every source may use besides its own (the stack setting `sharedSecretRefs`). */
   readonly sharedSecretRefs: readonly string[];
+  /** Buckets `s3-objects` sources may read (the stack setting `sourceBuckets`). Default none. */
+  readonly sourceBuckets?: readonly string[];
   readonly tracing: boolean;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -78,6 +81,7 @@ export class PagePipeline extends Construct {
     // (ActionAfterCompletion DELETE); cancel (the API) deletes the ones still pending.
     scheduling.grantSchedules(this.worker, ['Create']);
     this.worker.grantSecretReferences(props.sharedSecretRefs);
+    grantSourceBuckets(this.worker, props.sourceBuckets ?? []);
 
     this.drain = new HarvesterFunction(this, 'Drain', {
       ...common,

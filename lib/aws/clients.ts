@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -13,7 +14,25 @@ export interface AwsClients {
   readonly sqs: SQSClient;
   readonly scheduler: SchedulerClient;
   readonly events: EventBridgeClient;
+  /** S3 clients for the `s3-objects` connector's buckets, one per region (see {@link S3Clients}). */
+  readonly s3: S3Clients;
 }
+
+/**
+ * S3 clients by region, created on first use: a bucket may live in another region than the stack.
+ * They make one attempt per request (`maxAttempts: 1`): Harvester's own retry loop classifies
+ * each failure and decides about retries, waits and deferrals, as for every other source, so the
+ * SDK must not retry underneath it. With an emulator endpoint they use path-style addressing
+ * (`http://127.0.0.1:5000/bucket/key`), since an emulator has no per-bucket host names.
+ */
+export interface S3Clients {
+  (region?: string): S3Client;
+  /** Closes every client created so far. */
+  destroy(): void;
+}
+
+/** Longest an S3 request may take before it fails as a (transient) timeout. */
+const S3_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Options for {@link createAwsClients}. */
 export interface AwsClientOptions {
@@ -64,10 +83,39 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
+  const s3 = s3Clients(base, options.middleware ?? []);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
-  return { dynamo, doc, sqs, scheduler, events };
+  return { dynamo, doc, sqs, scheduler, events, s3 };
+}
+
+function s3Clients(
+  base: { region: string; endpoint?: string; credentials?: AwsCredentialIdentity },
+  middleware: readonly Pluggable<object, object>[],
+): S3Clients {
+  const byRegion = new Map<string, S3Client>();
+  const get = (region: string = base.region): S3Client => {
+    let client = byRegion.get(region);
+    if (!client) {
+      client = new S3Client({
+        ...base,
+        region,
+        maxAttempts: 1,
+        forcePathStyle: base.endpoint !== undefined,
+        requestHandler: { requestTimeout: S3_REQUEST_TIMEOUT_MS, connectionTimeout: 5_000 },
+      });
+      for (const plugin of middleware) client.middlewareStack.use(plugin as never);
+      byRegion.set(region, client);
+    }
+    return client;
+  };
+  return Object.assign(get, {
+    destroy() {
+      for (const client of byRegion.values()) client.destroy();
+      byRegion.clear();
+    },
+  });
 }
 
 /** Closes the clients' sockets so a process can exit promptly. */
@@ -77,4 +125,5 @@ export function destroyAwsClients(clients: AwsClients): void {
   clients.sqs.destroy();
   clients.scheduler.destroy();
   clients.events.destroy();
+  clients.s3.destroy();
 }

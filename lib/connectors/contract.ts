@@ -1,3 +1,4 @@
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
 import type { Classification } from '../retry/errors.js';
 
@@ -19,6 +20,31 @@ export interface ConnectorManifest {
   readonly orderedByModifiedTime: boolean;
   /** True when the next cursor can be computed without the page's response (page-number pagination). */
   readonly cursorComputableWithoutResponse: boolean;
+  /**
+   * True when the stream is listed in a stable order by an immutable key that is *not* the
+   * modification time (S3 object keys read with `StartAfter`). Such a position resumes exactly and
+   * a complete listing may tombstone, as a keyed stream's does; but an edit does not move an
+   * entity ahead of the position, so an incremental run lists every entity and loads only those
+   * modified since the watermark, and its watermark is not the latest version read but the time
+   * the listing began minus a clock-skew margin, which the connector states on every page
+   * ({@link FetchedPage.watermark}). Default false.
+   */
+  readonly orderedByKey?: boolean;
+}
+
+/**
+ * True when a stream's position is stable under concurrent change (ordered by modification time
+ * with a keyset position, or by an immutable key): only such a stream gets a watermark, a resume
+ * from its checkpoint, or a reconciliation that tombstones.
+ */
+export function hasStablePosition(manifest: ConnectorManifest): boolean {
+  return manifest.orderedByModifiedTime || manifest.orderedByKey === true;
+}
+
+/** SDK clients for sources that are AWS services, created by `lib/aws/clients.ts`. */
+export interface ConnectorAwsClients {
+  /** An S3 client for `region` (default: the stack's region); one per region, reused. */
+  s3(region?: string): S3Client;
 }
 
 /** Resolves a secret reference (an SSM parameter or Secrets Manager name) to its value. */
@@ -36,6 +62,8 @@ export interface ConnectorContext {
   /** Incremental runs: only entities modified at or after this ISO time. Null: everything. */
   readonly since: string | null;
   readonly signal?: AbortSignal;
+  /** SDK clients for AWS-service sources (`s3-objects`); absent where none are wired. */
+  readonly aws?: ConnectorAwsClients;
 }
 
 /** One fetched page. */
@@ -57,6 +85,13 @@ export interface FetchedPage {
    * position, see `keyset.ts`); null or absent: no cap.
    */
   readonly watermarkCeiling?: string | null;
+  /**
+   * The watermark the run may commit after this page, when the connector knows it better than the
+   * versions it read: a stream ordered by key (see {@link ConnectorManifest.orderedByKey}) states
+   * the time its listing began minus a clock-skew margin. When present it replaces the
+   * latest-version rule; absent: the engine takes the latest version read (capped by the ceiling).
+   */
+  readonly watermark?: string | null;
 }
 
 /** A harvested entity, ready to store. */

@@ -7,6 +7,7 @@ import {
 } from './errors.js';
 import { githubIssuesConnector } from './github-issues/index.js';
 import { restJsonConnector } from './rest-json/index.js';
+import { s3ObjectsConnector } from './s3-objects/index.js';
 
 export { InvalidConnectorConfigError, UnknownConnectorError } from './errors.js';
 
@@ -17,6 +18,7 @@ export { InvalidConnectorConfigError, UnknownConnectorError } from './errors.js'
 export const CONNECTORS = {
   'github-issues': githubIssuesConnector,
   'rest-json': restJsonConnector,
+  's3-objects': s3ObjectsConnector,
 } as const;
 
 /** A registered connector name. */

@@ -1,7 +1,7 @@
 import type { AwsClients } from '../aws/clients.js';
 import { RELIABILITY } from '../config/constants.js';
 import type { HarvesterConfig } from '../config/env.js';
-import type { SecretResolver } from '../connectors/contract.js';
+import type { ConnectorAwsClients, SecretResolver } from '../connectors/contract.js';
 import { guardedFetch } from '../connectors/guarded-fetch.js';
 import { getConnector } from '../connectors/registry.js';
 import { createLogger, type HarvesterLogger } from '../observability/logger.js';
@@ -31,6 +31,8 @@ export interface EngineOptions {
   readonly logger?: HarvesterLogger;
   readonly metrics?: EngineMetrics;
   readonly fetch?: typeof fetch;
+  /** Default: the S3 clients of `clients` (tests inject a fault-injecting one). */
+  readonly connectorAws?: ConnectorAwsClients;
   readonly clock?: Clock;
   readonly retry?: RetryDeps;
   readonly connectors?: ConnectorLookup;
@@ -65,6 +67,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     sourcePolicy: config.sourcePolicy,
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
     fetch: options.fetch ?? guardedFetch(config.sourcePolicy),
+    connectorAws: options.connectorAws ?? { s3: (region) => clients.s3(region) },
     clock: options.clock ?? { now: () => Date.now() },
     retry: options.retry ?? realRetryDeps,
     logger: options.logger ?? createLogger(config.logLevel),

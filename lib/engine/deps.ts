@@ -1,4 +1,4 @@
-import type { Connector, SecretResolver } from '../connectors/contract.js';
+import type { Connector, ConnectorAwsClients, SecretResolver } from '../connectors/contract.js';
 import type { SourcePolicy } from '../connectors/url-policy.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 import type { EngineMetrics } from '../observability/metrics.js';
@@ -50,6 +50,8 @@ export interface EngineDeps {
   /** The stack's source posture: the worker binds secrets to the run's source with it. */
   readonly sourcePolicy: SourcePolicy;
   readonly fetch: typeof fetch;
+  /** SDK clients handed to AWS-service connectors (`s3-objects`); absent: such sources cannot be read. */
+  readonly connectorAws?: ConnectorAwsClients;
   readonly clock: Clock;
   readonly retry: RetryDeps;
   readonly logger: HarvesterLogger;

@@ -1,10 +1,10 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage } from '../connectors/contract.js';
-import { bindSecrets } from '../connectors/secret-binding.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { DuplicatePageError } from '../store/errors.js';
+import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
@@ -68,14 +68,9 @@ export async function fetchWithRetry(
   context: StepContext,
   cursor: string | null,
 ): Promise<RetryOutcome<FetchedPage>> {
-  const { deps, connector, config, params, heartbeat } = context;
+  const { connector, config, params } = context;
   return retryOwned(context, () =>
-    connector.fetchPage(config, cursor, {
-      fetch: deps.fetch,
-      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
-      since: effectiveSince(connector, params),
-      signal: heartbeat.signal,
-    }),
+    connector.fetchPage(config, cursor, connectorContext(context, effectiveSince(connector, params))),
   );
 }
 
@@ -92,11 +87,15 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { entities, failures } = await normalizeAll(context, page.items);
   const loaded = await loadEntities(context, entities);
   await context.checkpointHook('afterLoad');
-  const watermark = pageWatermark(
-    run.checkpoint?.watermark ?? startingWatermark(context.params),
-    entities.map((e) => e.version),
-    page.watermarkCeiling,
-  );
+  // A stream ordered by key states its watermark (its listing's start minus a skew margin).
+  const watermark =
+    page.watermark !== undefined
+      ? page.watermark
+      : pageWatermark(
+          run.checkpoint?.watermark ?? startingWatermark(context.params),
+          entities.map((e) => e.version),
+          page.watermarkCeiling,
+        );
   return commitAndContinue(context, {
     cursor: afterListingPage(context, page.nextCursor),
     watermark,

@@ -1,4 +1,5 @@
 import { RELIABILITY } from '../config/constants.js';
+import { hasStablePosition } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
 import { runParamsHash } from '../run/hash.js';
 import { isActive, type SyncRun } from '../run/model.js';
@@ -113,7 +114,7 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
     : 'invalid-config';
   const decision = decideResume({
     run,
-    orderedByModifiedTime: config.success ? connector.manifestFor(config.data).orderedByModifiedTime : false,
+    orderedByModifiedTime: config.success ? hasStablePosition(connector.manifestFor(config.data)) : false,
     currentParamsHash,
     now,
   });

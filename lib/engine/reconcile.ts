@@ -1,5 +1,6 @@
+import { isGone } from '../connectors/gone.js';
 import { METRIC } from '../observability/metrics.js';
-import { SourceHttpError } from '../retry/errors.js';
+import { connectorContext } from './connector-context.js';
 import { commitAndContinue, retryOwned } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
@@ -30,17 +31,11 @@ async function confirm(context: StepContext, entityId: string): Promise<Confirma
   const { deps, run, connector, config } = context;
   const outcome = await retryOwned(context, async () => {
     try {
-      const raw = await connector.fetchItem(config, entityId, {
-        fetch: deps.fetch,
-        secrets: deps.secrets,
-        since: null,
-        signal: context.heartbeat.signal,
-      });
+      const raw = await connector.fetchItem(config, entityId, connectorContext(context, null));
       return { gone: false as const, raw };
     } catch (error) {
-      if (error instanceof SourceHttpError && (error.status === 404 || error.status === 410)) {
-        return { gone: true as const };
-      }
+      // 404/410 from an HTTP source, `EntityGoneError` from any other (S3's NoSuchKey).
+      if (isGone(error)) return { gone: true as const };
       throw error;
     }
   });

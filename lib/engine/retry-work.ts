@@ -1,9 +1,9 @@
 import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { bindSecrets } from '../connectors/secret-binding.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { DeadLetter } from '../store/dead-letters.js';
+import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
@@ -101,14 +101,9 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 }
 
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const { deps, connector, config, heartbeat } = context;
+  const { connector, config } = context;
   const outcome = await retryOwned(context, () =>
-    connector.fetchItem(config, entry.ref, {
-      fetch: deps.fetch,
-      secrets: bindSecrets(deps.secrets, context.run.sourceId, deps.sourcePolicy.sharedSecrets),
-      since: null,
-      signal: heartbeat.signal,
-    }),
+    connector.fetchItem(config, entry.ref, connectorContext(context, null)),
   );
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const normalized = connector.normalize(config, outcome.value);

@@ -1,4 +1,5 @@
 import { ulid } from 'ulid';
+import { hasStablePosition } from '../connectors/contract.js';
 import { runParamsHash } from '../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
@@ -50,7 +51,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
   const config = connector.configSchema.parse(source.config) as Record<string, unknown>;
   const stream = streamHash(connector, source.connector, config);
   // An incremental run over a stream that cannot be keyed reads everything, and says so.
-  const keyed = connector.manifestFor(config).orderedByModifiedTime;
+  const keyed = hasStablePosition(connector.manifestFor(config));
   const unkeyedIncremental = input.mode === 'incremental' && !keyed;
   const start = unkeyedIncremental
     ? { since: null, watermark: null }

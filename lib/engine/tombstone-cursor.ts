@@ -1,3 +1,4 @@
+import { hasStablePosition } from '../connectors/contract.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -32,7 +33,7 @@ export function sliceStart(cursor: string): string | null {
  */
 export function afterListingPage(context: StepContext, nextCursor: string | null): string | null {
   if (nextCursor !== null || context.run.mode !== 'reconciliation') return nextCursor;
-  if (!context.connector.manifestFor(context.config).orderedByModifiedTime) {
+  if (!hasStablePosition(context.connector.manifestFor(context.config))) {
     context.log.warn('reconciliation over a stream that is not stable: nothing tombstoned', {
       reason: 'a listing paged by position can miss live entities when the source changes mid-run',
     });

@@ -1,4 +1,4 @@
-import type { Connector } from '../connectors/contract.js';
+import { type Connector, hasStablePosition } from '../connectors/contract.js';
 import { stableHash } from '../run/hash.js';
 import type { RunMode, SyncRun } from '../run/model.js';
 import type { SourceRecord, SourceWatermark } from '../store/sources.js';
@@ -105,6 +105,6 @@ export function finalWatermark(
   if (params.connector === undefined || params.config === undefined) return null;
   const connector = deps.connectors.get(params.connector);
   const config = connector.configSchema.safeParse(params.config);
-  if (!config.success || !connector.manifestFor(config.data).orderedByModifiedTime) return null;
+  if (!config.success || !hasStablePosition(connector.manifestFor(config.data))) return null;
   return { value: watermark, stream: streamHash(connector, params.connector, config.data) };
 }

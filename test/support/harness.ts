@@ -35,6 +35,8 @@ export async function setUpTestEngine(
   hint: string,
   options: Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
     bootstrap?: BootstrapOptions;
+    /** Extra environment for the engine's config (`WATERMARK_LOOKBACK_SECONDS`, …). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<TestEngine> {
   const aws = await setUpTestAws(hint, options.bootstrap);
@@ -43,8 +45,9 @@ export async function setUpTestEngine(
     AWS_ENDPOINT_URL: aws.endpoint,
     HARVESTER_PREFIX: aws.prefix,
     LOG_LEVEL: 'SILENT',
+    ...options.env,
   });
-  const { bootstrap: _bootstrap, ...engineOptions } = options;
+  const { bootstrap: _bootstrap, env: _env, ...engineOptions } = options;
   const deps = createEngineDeps({
     config,
     clients: aws.clients,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../lib/api/openapi.js';
 import { API_ROUTES } from '../../lib/api/routes/index.js';
+import { CONNECTOR_NAMES } from '../../lib/connectors/registry.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is walked as plain JSON
 type Json = any;
@@ -121,7 +122,10 @@ describe('the OpenAPI document', () => {
   it('describes each connector config and offers them for a source body', () => {
     expect(doc.components.schemas.RestJsonConfig.properties.url).toBeDefined();
     expect(doc.components.schemas.GithubIssuesConfig.properties.owner).toBeDefined();
-    expect(doc.components.schemas.PutSourceRequest.properties.config.oneOf).toHaveLength(2);
+    expect(doc.components.schemas.S3ObjectsConfig.properties.bucket).toBeDefined();
+    expect(doc.components.schemas.PutSourceRequest.properties.config.oneOf).toHaveLength(
+      CONNECTOR_NAMES.length,
+    );
     expect(doc.components.schemas.PutSourceRequest.additionalProperties).toBe(false);
   });
 });

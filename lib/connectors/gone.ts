@@ -1,0 +1,24 @@
+import { SourceHttpError } from '../retry/errors.js';
+
+/**
+ * "This entity no longer exists at the source", said in a way every caller understands whatever
+ * the protocol: an HTTP source answers 404 or 410, an S3 bucket `NoSuchKey`, a database no row.
+ * A reconciliation confirms an absence with `fetchItem` and tombstones only on this answer.
+ */
+export class EntityGoneError extends Error {
+  override readonly name = 'EntityGoneError';
+  constructor(
+    /** The entity's id at the source. */
+    readonly entityId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** True when `error` says the entity is gone: an {@link EntityGoneError}, or HTTP 404 / 410. */
+export function isGone(error: unknown): boolean {
+  if (error instanceof EntityGoneError) return true;
+  return error instanceof SourceHttpError && (error.status === 404 || error.status === 410);
+}

@@ -1,0 +1,19 @@
+import type { ConnectorContext } from '../connectors/contract.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
+import type { StepContext } from './step.js';
+
+/**
+ * What a connector may use during one step: the guarded HTTP client, the secrets bound to the
+ * run's source, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
+ * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same.
+ */
+export function connectorContext(context: StepContext, since: string | null): ConnectorContext {
+  const { deps, run, heartbeat } = context;
+  return {
+    fetch: deps.fetch,
+    secrets: bindSecrets(deps.secrets, run.sourceId, deps.sourcePolicy.sharedSecrets),
+    since,
+    signal: heartbeat.signal,
+    ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),
+  };
+}

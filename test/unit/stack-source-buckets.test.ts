@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addHarvester } from '../../infra/harvester-app.js';
+import { resolveSettings } from '../../infra/settings.js';
+import type { HarvesterStack } from '../../infra/stack.js';
+
+/**
+ * The stack setting `sourceBuckets`: the page worker may list and read exactly those buckets for
+ * `s3-objects` sources, and cdk-nag still has nothing unacknowledged to say.
+ */
+
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+  context: Record<string, unknown>;
+};
+let app: App;
+let stack: HarvesterStack;
+let template: Template;
+
+beforeAll(() => {
+  app = new App({
+    context: { ...cdkJson.context, 'harvester:sourceBuckets': 'acme-exports, acme.logs' },
+    outdir: mkdtempSync(join(tmpdir(), 'harvester-cdk-')),
+  });
+  stack = addHarvester(app);
+  template = Template.fromStack(stack);
+}, 180_000);
+
+type Statement = { Action: string | string[]; Resource: unknown };
+
+function statementsOf(role: { node: { defaultChild?: unknown } }): Statement[] {
+  const roleId = stack.getLogicalId(role.node.defaultChild as CfnElement);
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+const s3Statements = (statements: Statement[]) =>
+  statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')));
+
+describe('sourceBuckets', () => {
+  it('grants the worker ListBucket on each bucket and GetObject on its objects, nothing else in S3', () => {
+    const granted = s3Statements(statementsOf(stack.pipeline.worker.role));
+    const text = JSON.stringify(granted);
+    expect(granted.flatMap((s) => [s.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
+    for (const bucket of ['acme-exports', 'acme.logs']) {
+      expect(text).toContain(`:s3:::${bucket}"`);
+      expect(text).toContain(`:s3:::${bucket}/*"`);
+    }
+    expect(text).not.toMatch(/s3:::\*/);
+  });
+
+  it('grants no other function any S3 access', () => {
+    for (const role of [
+      stack.pipeline.drain.role,
+      stack.adminApi.handler.role,
+      stack.scheduling.reaper.role,
+    ]) {
+      expect(s3Statements(statementsOf(role))).toEqual([]);
+    }
+  });
+
+  it('leaves cdk-nag with no unacknowledged finding', () => {
+    const findings = new AwsSolutionsChecks()
+      .validateScope(app)
+      .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`));
+    expect(findings).toEqual([]);
+  });
+
+  it('refuses a setting that is not a list of bucket names (no wildcards into IAM)', () => {
+    const bad = new App({ context: { 'harvester:sourceBuckets': 'acme-*' } });
+    expect(() => resolveSettings(bad)).toThrow(/sourceBuckets must list S3 bucket names/);
+    expect(resolveSettings(new App()).sourceBuckets).toEqual([]);
+  });
+});
