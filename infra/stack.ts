@@ -58,7 +58,7 @@ export class HarvesterStack extends Stack {
       sharedSecretRefs: settings.sharedSecretRefs,
       sourceBuckets: settings.sourceBuckets,
     });
-    this.adminApi = new AdminApi(this, 'Api', shared);
+    this.adminApi = new AdminApi(this, 'Api', { ...shared, sharedSecretRefs: settings.sharedSecretRefs });
 
     this.notifications = new Notifications(this, 'Notifications', {
       bus: this.messaging.bus,

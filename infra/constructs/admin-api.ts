@@ -20,6 +20,8 @@ export interface AdminApiProps {
   readonly messaging: Messaging;
   readonly scheduling: Scheduling;
   readonly environment: RuntimeEnvironment;
+  /** Secrets every source may use besides its own (the stack setting `sharedSecretRefs`). */
+  readonly sharedSecretRefs: readonly string[];
   readonly tracing: boolean;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -92,11 +94,13 @@ export class AdminApi extends Construct {
         resources: [this.cursorKey.secretArn],
       }),
     );
-    // Least privilege as used: runs are started and cancelled, sources written, dead letters only
-    // listed (workers record and resolve them), items never touched.
+    // Least privilege as used: runs are started, cancelled and (with their source) deleted; dead
+    // letters listed and deleted with their source; items never touched.
     tables.grantData(role, 'syncRuns', 'readWrite');
     tables.grantData(role, 'sources', 'readWrite');
-    tables.grantData(role, 'deadLetters', 'read');
+    tables.grantData(role, 'deadLetters', 'readWrite');
+    // `POST /sources/{id}/test` fetches one page with the source's own (bound) secret.
+    this.handler.grantSecretReferences(props.sharedSecretRefs);
     messaging.pageQueue.grantSendMessages(role);
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
     // cancelling a run lists and deletes its pending deferral schedules.

@@ -111,7 +111,7 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
   try {
     const page = await connector.fetchPage(config, null, {
       fetch: observing,
-      secrets: deps.secrets,
+      secrets: deps.secretsFor(source.sourceId),
       since: null,
       signal: AbortSignal.timeout(30_000),
     });

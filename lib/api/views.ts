@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EngineDeps } from '../engine/deps.js';
 import { scheduleName } from '../queue/source-schedules.js';
+import { humanDuration } from '../run/duration.js';
 import { isTerminal, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
@@ -15,6 +16,8 @@ import type { SourceViewSchema } from './schemas/sources.js';
  * otherwise compute by hand (summary, heartbeat age), nothing internal (lock shard, params).
  */
 
+export { humanDuration };
+
 /** The resume verdicts in plain words, as a run view and the CLI show them. */
 export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
   fresh_start: 'started from the first page',
@@ -27,13 +30,6 @@ export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
   no_checkpoint: 'restarted from the first page: no page had been committed yet',
   restart_limit: 'stopped: its worker crashed too many times',
 };
-
-/** Seconds as "3m 12s" / "1h 04m" / "45s". */
-export function humanDuration(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3_600)}h ${String(Math.floor((seconds % 3_600) / 60)).padStart(2, '0')}m`;
-}
 
 /**
  * "1990/~2100 processed, 10 in DLQ" while running (the source's total is an estimate until the
@@ -61,14 +57,20 @@ export function runSummary(
  */
 export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunView {
   const running = run.state === 'running';
-  const tombstoned = (run as SyncRun & { tombstoned?: number }).tombstoned;
+  // Reconciliation runs always say how many they tombstoned (0 until one is); others never do.
+  const tombstoned = run.mode === 'reconciliation' ? (run.progress.tombstoned ?? 0) : undefined;
   return {
     runId: run.runId,
     sourceId: run.sourceId,
     mode: run.mode,
     state: run.state,
     trigger: run.trigger,
-    progress: { ...run.progress, totalIsEstimate: run.progress.total !== null && !isTerminal(run.state) },
+    progress: {
+      processed: run.progress.processed,
+      total: run.progress.total,
+      totalIsEstimate: run.progress.total !== null && !isTerminal(run.state),
+      pages: run.progress.pages,
+    },
     errorCount: run.errorCount,
     openDeadLetters,
     ...(typeof tombstoned === 'number' ? { tombstoned } : {}),

@@ -1,5 +1,6 @@
 import type { Problem } from '../api/problems.js';
 import type { RequestSigner } from './sigv4.js';
+import { CLI_VERSION } from './version.js';
 
 /**
  * The CLI's HTTP client for the admin API: JSON in, JSON out, problem+json turned into
@@ -53,6 +54,8 @@ export class ApiClient {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let headers: Record<string, string> = {
       accept: 'application/json, application/problem+json',
+      // The API records runs started with it as triggered by `cli`.
+      'user-agent': `harvester-cli/${CLI_VERSION}`,
       ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
     };
     if (this.options.signer)

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type ApiClient, createApiClient } from './client.js';
+import { type ApiClient, createApiClient, DEFAULT_ENDPOINT } from './client.js';
 import type { Io } from './output.js';
 
 /** A mistake in the command line the API never sees (unreadable --config, a bad --schedule). */
@@ -12,6 +12,17 @@ export interface CommandContext {
   readonly io: Io;
   readonly json: boolean;
   client(): Promise<ApiClient>;
+  /** A command line that works when pasted: `npx harvester --endpoint <this API> <args>`. */
+  hint(args: string): string;
+}
+
+/**
+ * A follow-up command that works when pasted into any shell in the project: through `npx` (the
+ * `harvester` bin is not on PATH unless installed globally) and naming the API it talked to.
+ */
+export function pasteableCommand(endpoint: string | undefined, args: string): string {
+  const target = endpoint ?? process.env.HARVESTER_API_URL ?? DEFAULT_ENDPOINT;
+  return `npx harvester --endpoint ${target} ${args}`;
 }
 
 /** Global options (`--endpoint`, `--json`) as seen from a subcommand. */
@@ -25,6 +36,7 @@ export function contextOf(cmd: Command, io: Io): CommandContext {
       client ??= createApiClient(globals.endpoint);
       return client;
     },
+    hint: (args) => pasteableCommand(globals.endpoint, args),
   };
 }
 

@@ -8,8 +8,9 @@ import { registerFakeSourceCommand } from './commands/fake-source.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
 import { registerSourceCommands } from './commands/sources.js';
-import { CliUsageError } from './context.js';
+import { CliUsageError, pasteableCommand } from './context.js';
 import { type Io, PROCESS_IO, printProblem } from './output.js';
+import { CLI_VERSION } from './version.js';
 
 /**
  * `harvester`: the admin API from a terminal (DESIGN §9), plus `local` and `fake-source` to run
@@ -19,17 +20,25 @@ import { type Io, PROCESS_IO, printProblem } from './output.js';
  * harvester sources put acme --connector rest-json --config @acme.json --schedule "rate(1 hour):incremental"
  * harvester runs start acme --mode full --watch
  */
-export function buildProgram(io: Io = PROCESS_IO): Command {
+export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = {}): Command {
   const program = new Command()
     .name('harvester')
     .description('Harvester admin CLI: sources, runs, dead letters; and a local stack')
+    .version(CLI_VERSION, '-V, --version', 'print the version')
     .option(
       '--endpoint <url>',
       `admin API URL (env HARVESTER_API_URL, default ${DEFAULT_ENDPOINT}); https is signed with SigV4`,
     )
     .option('--json', 'print machine-readable JSON')
-    .showHelpAfterError()
-    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
+    .showHelpAfterError(!options.json)
+    .configureOutput({
+      writeOut: (s) => io.out.write(s),
+      writeErr: (s) => io.err.write(s),
+      // With --json, usage errors are reported once, as problem+json, by runCli.
+      outputError: (s, write) => {
+        if (!options.json) write(s);
+      },
+    })
     .exitOverride();
   registerSourceCommands(program, io);
   registerRunCommands(program, io);
@@ -40,14 +49,51 @@ export function buildProgram(io: Io = PROCESS_IO): Command {
   return program;
 }
 
-/** Runs the CLI; resolves the exit code (problems and unreachable APIs print `error: …` and give 1). */
+/** Problem `type` of errors the CLI finds itself (the API's problems keep their own). */
+const CLI_PROBLEM_TYPES = {
+  usage: 'tag:harvester,2025:problems/cli-usage',
+  unreachable: 'tag:harvester,2025:problems/api-unreachable',
+  failed: 'tag:harvester,2025:problems/cli-failed',
+} as const;
+
+/** Any error as problem details, for `--json` (written to stderr; stdout stays the result's). */
+export function problemOf(error: unknown): Record<string, unknown> {
+  if (error instanceof ApiProblemError) return { ...error.problem };
+  if (error instanceof CommanderError)
+    return {
+      type: CLI_PROBLEM_TYPES.usage,
+      title: 'Invalid command line',
+      detail: error.message.replace(/^error: /, ''),
+    };
+  if (error instanceof CliUsageError)
+    return { type: CLI_PROBLEM_TYPES.usage, title: 'Invalid command line', detail: error.message };
+  if (error instanceof ApiUnreachableError)
+    return { type: CLI_PROBLEM_TYPES.unreachable, title: 'API unreachable', detail: error.message };
+  return {
+    type: CLI_PROBLEM_TYPES.failed,
+    title: 'Command failed',
+    detail: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/**
+ * Runs the CLI; resolves the exit code. Problems and unreachable APIs print `error: …` and give
+ * 1; with `--json` they are problem+json on stderr instead, with the same exit code.
+ */
 export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
+  const json = argv.includes('--json');
   try {
-    await buildProgram(io).parseAsync([...argv]);
+    await buildProgram(io, { json }).parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
+    if (error instanceof CommanderError && error.exitCode === 0) return 0; // --help, --version
+    if (json) {
+      io.err.write(`${JSON.stringify(problemOf(error))}\n`);
+      return error instanceof CommanderError ? error.exitCode || 1 : 1;
+    }
     if (error instanceof CommanderError) return error.exitCode;
-    if (error instanceof ApiProblemError) printProblem(io, error.problem);
+    if (error instanceof ApiProblemError)
+      printProblem(io, error.problem, (args) => pasteableCommand(endpointOf(argv), args));
     else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
       io.err.write(`error: ${error.message}\n`);
     else if (error instanceof Error)
@@ -55,6 +101,13 @@ export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Prom
     else io.err.write(`error: ${String(error)}\n`);
     return 1;
   }
+}
+
+/** The `--endpoint` given on the command line, if any. */
+function endpointOf(argv: readonly string[]): string | undefined {
+  const at = argv.indexOf('--endpoint');
+  if (at >= 0) return argv[at + 1];
+  return argv.find((a) => a.startsWith('--endpoint='))?.slice('--endpoint='.length);
 }
 
 function isEntryPoint(): boolean {

@@ -1,5 +1,6 @@
 import type { Problem } from '../api/problems.js';
 import type { RunView } from '../api/schemas/runs.js';
+import { humanDuration } from '../run/duration.js';
 
 /** Where the CLI writes: injectable so commands can be tested without a terminal. */
 export interface Io {
@@ -41,11 +42,13 @@ export function printTable(
 }
 
 /** `error: <title>: <detail>` plus one line per field error and the active run, on stderr. */
-export function printProblem(io: Io, problem: Problem): void {
+export function printProblem(io: Io, problem: Problem, hint: (args: string) => string = (a) => a): void {
   const lines = [`error: ${problem.title}: ${problem.detail}`];
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
   if (problem.activeRunId)
-    lines.push(`  active run: ${problem.activeRunId} (harvester runs watch ${problem.activeRunId})`);
+    lines.push(
+      `  active run: ${problem.activeRunId}; follow it: ${hint(`runs watch ${problem.activeRunId}`)}`,
+    );
   if (problem.status >= 500 && problem.requestId) lines.push(`  request id: ${problem.requestId}`);
   io.err.write(`${lines.join('\n')}\n`);
 }
@@ -57,9 +60,13 @@ export function runLines(run: RunView): string[] {
     `source     ${run.sourceId}`,
     `mode       ${run.mode}`,
     `state      ${run.state}`,
+    `started by ${run.trigger}`,
     `progress   ${run.summary} (${run.progress.pages} pages)`,
-    `heartbeat  ${run.heartbeatAgeSeconds}s ago (${run.heartbeatAt})`,
-    `resume     ${run.resume.reason} from ${run.resume.from} at ${run.resume.at}`,
+    ...(run.durationSeconds === null
+      ? []
+      : [`duration   ${humanDuration(run.durationSeconds)}${run.finishedAt ? '' : ' so far'}`]),
+    ...(run.heartbeatAgeSeconds === null ? [] : [`heartbeat  ${run.heartbeatAgeSeconds}s ago`]),
+    `how        ${run.verdict} (${run.resume.reason}, ${run.resume.at})`,
     `epoch      ${run.epoch}, ${run.restarts} restarts`,
     `checkpoint ${run.checkpoint ? `page ${run.checkpoint.page} at ${run.checkpoint.at}` : 'none'}`,
   ];
@@ -73,5 +80,16 @@ export function runLines(run: RunView): string[] {
 
 /** One line per run for tables. */
 export function runRow(run: RunView): string[] {
-  return [run.runId, run.mode, run.state, run.summary, run.createdAt];
+  return [run.runId, run.sourceId, run.mode, run.state, run.trigger, run.summary, run.createdAt];
 }
+
+/** The header of {@link runRow} tables. */
+export const RUN_ROW_HEADERS = [
+  'RUN',
+  'SOURCE',
+  'MODE',
+  'STATE',
+  'STARTED BY',
+  'PROGRESS',
+  'CREATED',
+] as const;

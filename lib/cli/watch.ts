@@ -1,5 +1,6 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { RunView } from '../api/schemas/runs.js';
+import { humanDuration } from '../run/duration.js';
 import { isTerminal } from '../run/model.js';
 import { type ApiClient, ApiUnreachableError } from './client.js';
 import type { Io } from './output.js';
@@ -18,24 +19,29 @@ export interface WatchOptions {
 const MAX_POLL_FAILURES = 5;
 
 function totalLabel(run: RunView): string {
-  return run.progress.total === null ? '?' : String(run.progress.total);
+  if (run.progress.total === null) return '?';
+  return run.progress.totalIsEstimate ? `~${run.progress.total}` : String(run.progress.total);
 }
 
-/** One status line: state, N/M, K in DLQ, heartbeat age, resume verdict. */
+/** One status line in plain words: state, progress, K in DLQ, heartbeat while running, how it started. */
 export function statusLine(run: RunView): string {
-  const parts = [
-    `${run.state.padEnd(9)} ${run.progress.processed}/${totalLabel(run)} processed`,
-    `${run.errorCount} in DLQ`,
-    `heartbeat ${run.heartbeatAgeSeconds}s`,
-    `resume ${run.resume.reason}`,
-  ];
-  if (run.deferredUntil) parts.push(`deferred until ${run.deferredUntil}`);
+  const parts = [`${run.state.padEnd(9)} ${run.summary}`];
+  if (run.heartbeatAgeSeconds !== null) parts.push(`last heartbeat ${run.heartbeatAgeSeconds}s ago`);
+  parts.push(run.verdict);
+  if (run.deferredUntil) parts.push(`paused (rate limit) until ${run.deferredUntil}`);
   return parts.join(' · ');
 }
 
 /** What changes the plain output: everything but the heartbeat age, which changes every second. */
 function changeKey(run: RunView): string {
-  return JSON.stringify([run.state, run.progress, run.errorCount, run.resume, run.epoch, run.deferredUntil]);
+  return JSON.stringify([
+    run.state,
+    run.progress,
+    run.openDeadLetters,
+    run.resume,
+    run.epoch,
+    run.deferredUntil,
+  ]);
 }
 
 /**
@@ -53,8 +59,7 @@ export async function watchRun(
   const bar = live
     ? new SingleBar(
         {
-          format:
-            '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · heartbeat {heartbeat}s · resume {verdict}',
+          format: '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · {heartbeat}{verdict}',
           hideCursor: true,
           stream: io.out,
           barsize: 30,
@@ -83,9 +88,10 @@ export async function watchRun(
       const payload = {
         state: run.state.padEnd(9),
         totalLabel: totalLabel(run),
-        dlq: run.errorCount,
-        heartbeat: run.heartbeatAgeSeconds,
-        verdict: run.resume.reason,
+        dlq: run.openDeadLetters,
+        heartbeat:
+          run.heartbeatAgeSeconds === null ? '' : `last heartbeat ${run.heartbeatAgeSeconds}s ago · `,
+        verdict: run.verdict,
       };
       const total = run.progress.total ?? Math.max(run.progress.processed, 1);
       if (bar) {
@@ -109,8 +115,17 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The closing line of a watch, and whether the run ended well (succeeded, possibly with dead letters). */
+/**
+ * The closing line of a watch, and whether the run ended well: succeeded (possibly with dead
+ * letters) — except a retry-failed run that fixed nothing of what it retried, which is reported
+ * as not ok so a script notices.
+ */
 export function outcomeOf(run: RunView): { line: string; ok: boolean } {
   const failure = run.failure ? ` (${run.failure.reason}: ${run.failure.message})` : '';
-  return { line: `run ${run.runId} ${run.state}: ${run.summary}${failure}`, ok: run.state === 'succeeded' };
+  const duration = run.durationSeconds === null ? '' : ` in ${humanDuration(run.durationSeconds)}`;
+  const fixedNothing = run.mode === 'dlq_retry' && run.progress.processed === 0 && run.openDeadLetters > 0;
+  return {
+    line: `run ${run.runId} ${run.state}${duration}: ${run.summary}${failure}`,
+    ok: run.state === 'succeeded' && !fixedNothing,
+  };
 }

@@ -1,5 +1,4 @@
 import type { ConnectorContext } from '../connectors/contract.js';
-import { bindSecrets } from '../connectors/secret-binding.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -11,7 +10,7 @@ export function connectorContext(context: StepContext, since: string | null): Co
   const { deps, run, heartbeat } = context;
   return {
     fetch: deps.fetch,
-    secrets: bindSecrets(deps.secrets, run.sourceId, deps.sourcePolicy.sharedSecrets),
+    secrets: deps.secretsFor(run.sourceId),
     since,
     signal: heartbeat.signal,
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),

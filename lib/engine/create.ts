@@ -4,6 +4,7 @@ import type { HarvesterConfig } from '../config/env.js';
 import type { ConnectorAwsClients, SecretResolver } from '../connectors/contract.js';
 import { guardedFetch } from '../connectors/guarded-fetch.js';
 import { getConnector } from '../connectors/registry.js';
+import { bindSecrets } from '../connectors/secret-binding.js';
 import { createLogger, type HarvesterLogger } from '../observability/logger.js';
 import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
 import { PageQueue } from '../queue/page-queue.js';
@@ -49,6 +50,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
   const { config, clients, queues } = options;
   const runs = new SyncRunStore(clients.doc, config.names.syncRunsTable);
   const sources = new SourceStore(clients.doc, config.names.sourcesTable);
+  const secrets =
+    options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
   return {
     runs,
     sources,
@@ -63,7 +66,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     }),
     events: new RunEvents(clients.events, config.names.eventBus),
     connectors: options.connectors ?? { get: getConnector },
-    secrets: options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint }),
+    secretsFor: (sourceId) => bindSecrets(secrets, sourceId, config.sourcePolicy.sharedSecrets),
     sourcePolicy: config.sourcePolicy,
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
     fetch: options.fetch ?? guardedFetch(config.sourcePolicy),

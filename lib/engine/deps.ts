@@ -46,8 +46,13 @@ export interface EngineDeps {
   readonly queue: PageQueue;
   readonly events: RunEvents;
   readonly connectors: ConnectorLookup;
-  readonly secrets: SecretResolver;
-  /** The stack's source posture: the worker binds secrets to the run's source with it. */
+  /**
+   * The secrets one source may use: its own `harvester/<sourceId>/…` and the stack's shared ones
+   * (lib/connectors/secret-binding.ts). There is deliberately no unbound resolver here, so no
+   * connector call can be handed another source's secret.
+   */
+  secretsFor(sourceId: string): SecretResolver;
+  /** The stack's source posture (where sources may point, which secrets are shared). */
   readonly sourcePolicy: SourcePolicy;
   readonly fetch: typeof fetch;
   /** SDK clients handed to AWS-service connectors (`s3-objects`); absent: such sources cannot be read. */

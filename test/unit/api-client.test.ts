@@ -104,10 +104,16 @@ describe('CLI option parsing', () => {
   it.each([
     ['rate(1 hour):incremental', { expression: 'rate(1 hour)', mode: 'incremental' }],
     ['cron(0 3 * * ? *):full', { expression: 'cron(0 3 * * ? *)', mode: 'full' }],
-    ['rate(6 hours)', { expression: 'rate(6 hours)', mode: 'incremental' }],
   ])('reads --schedule %s', (value, schedule) => {
     expect(parseScheduleOption(value)).toEqual(schedule);
   });
+
+  it.each(['rate(6 hours)', 'cron(0 3 * * ? *)', 'rate(1 hour):everything'])(
+    'refuses --schedule %s: the mode is required, never assumed',
+    (value) => {
+      expect(() => parseScheduleOption(value)).toThrow('needs a mode after the expression');
+    },
+  );
 
   it('reads --config as inline JSON and refuses non-objects', () => {
     expect(readConfigOption('{"url":"http://x"}')).toEqual({ url: 'http://x' });

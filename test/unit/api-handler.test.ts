@@ -250,6 +250,19 @@ describe('toRunView', () => {
     });
   });
 
+  it('says how many a reconciliation tombstoned, 0 included, and only for reconciliation', () => {
+    const finished = { ...base, state: 'succeeded' as const, finishedAt: 20_000 };
+    const reconciled = toRunView(
+      { ...finished, mode: 'reconciliation', progress: { ...base.progress, tombstoned: 3 } },
+      0,
+      0,
+    );
+    expect(reconciled.tombstoned).toBe(3);
+    expect(reconciled.summary).toBe('10 processed, 0 in DLQ, 3 tombstoned');
+    expect(toRunView({ ...finished, mode: 'reconciliation' }, 0, 0).summary).toContain('0 tombstoned');
+    expect(toRunView(finished, 0, 0).tombstoned).toBeUndefined();
+  });
+
   it('hides the heartbeat once finished, and the duration stops at the end', () => {
     const view = toRunView({ ...base, state: 'succeeded', finishedAt: 130_000 }, 999_000, 0);
     expect(view).toMatchObject({ heartbeatAt: null, heartbeatAgeSeconds: null, durationSeconds: 120 });

@@ -51,15 +51,22 @@ export function registerDlqCommands(program: Command, io: Io): void {
             e.runId,
             clip(e.reason, 80),
           ]),
-          'no open dead letters',
+          page.nextCursor ? 'no matching entries on this page' : 'no open dead letters',
         );
-        if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
+        if (page.nextCursor) {
+          const filters = `${opts.run ? ` --run ${opts.run}` : ''}${opts.errorClass ? ` --error-class ${opts.errorClass}` : ''}`;
+          printLines(io, [
+            `more: ${ctx.hint(`dlq list ${sourceId}${filters} --limit ${opts.limit} --cursor ${page.nextCursor}`)}`,
+          ]);
+        }
       },
     );
 
   dlq
     .command('retry <sourceId>')
-    .description('retry failed: start a dlq_retry run over the open dead letters')
+    .description(
+      'retry failed: start a dlq_retry run over the open dead letters (with --watch, exits 1 if it fixed nothing)',
+    )
     .option('--watch', 'follow the run until it ends')
     .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd, io);

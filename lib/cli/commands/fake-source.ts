@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliUsageError, positiveInt } from '../context.js';
+import { CliUsageError, pasteableCommand, positiveInt } from '../context.js';
 import { type Io, printLines } from '../output.js';
 import { untilSignal } from './local.js';
 
@@ -28,13 +28,17 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
         profile: opts.profile,
       });
       const config = fakeRestConfig(source.url);
+      const github = { owner: 'acme', repo: 'widgets', baseUrl: source.url, perPage: 100 };
+      const api = process.env.HARVESTER_API_URL;
       printLines(io, [
         `fake source ready at ${source.url} (${opts.entities} entities, seed ${opts.seed})`,
         `fault profile ${opts.profile}: ${JSON.stringify(resolveProfile(opts.profile))}`,
         `rest-json  ${source.url}/records   github  ${source.url}/repos/<owner>/<repo>/issues`,
         `gitlab     ${source.url}/api/v4/projects/<id or url-encoded path>/issues`,
         `truth      ${source.url}/_truth    stats   ${source.url}/_stats`,
-        `try: harvester sources put demo --connector rest-json --config '${JSON.stringify(config)}'`,
+        'register it with a running `harvester local` (paste either line):',
+        `  ${pasteableCommand(api, `sources put demo --connector rest-json --config '${JSON.stringify(config)}' --schedule "rate(1 hour):incremental"`)}`,
+        `  ${pasteableCommand(api, `sources put demo-github --connector github-issues --config '${JSON.stringify(github)}'`)}`,
         'Ctrl-C stops it.',
       ]);
       await untilSignal(io, () => source.stop());

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliUsageError, positiveInt } from '../context.js';
+import { CliUsageError, pasteableCommand, positiveInt } from '../context.js';
 import { type Io, printLines } from '../output.js';
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
@@ -62,7 +62,7 @@ export function registerLocalCommand(program: Command, io: Io): void {
           `API ready at ${stack.apiUrl}`,
           `AWS endpoint ${stack.endpoint} (${emulator})`,
           `resources prefixed "${opts.prefix}"; ${opts.workers} workers; reaper every minute`,
-          `try: HARVESTER_API_URL=${stack.apiUrl} harvester sources list`,
+          `try: ${pasteableCommand(stack.apiUrl, 'sources list')}`,
           'Ctrl-C stops everything started here.',
         ]);
         await untilSignal(io, () => stack.stop());

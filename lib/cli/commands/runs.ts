@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
-import { RUN_MODES } from '../../run/model.js';
-import { type CommandContext, contextOf, positiveInt } from '../context.js';
-import { type Io, printJson, printLines, printTable, runLines, runRow } from '../output.js';
+import { RUN_MODES, RUN_STATES } from '../../run/model.js';
+import { CliUsageError, type CommandContext, contextOf, positiveInt } from '../context.js';
+import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, watchRun } from '../watch.js';
 
 /** Poll period of `--watch`, overridable for tests and slow links. */
@@ -35,8 +35,17 @@ export async function reportStarted(ctx: CommandContext, run: RunView, watch: bo
   if (ctx.json) return printJson(ctx.io, run);
   printLines(ctx.io, [
     `started run ${run.runId} (${run.mode}) of ${run.sourceId}`,
-    `follow it: harvester runs watch ${run.runId}`,
+    `follow it: ${ctx.hint(`runs watch ${run.runId}`)}`,
   ]);
+}
+
+function listArgs(
+  sourceId: string | undefined,
+  opts: { state?: string; limit: number },
+  cursor: string,
+): string {
+  const state = opts.state ? ` --state ${opts.state}` : '';
+  return `runs list${sourceId ? ` ${sourceId}` : ''}${state} --limit ${opts.limit} --cursor ${cursor}`;
 }
 
 /** `harvester runs start|get|list|cancel|watch`. */
@@ -71,20 +80,34 @@ export function registerRunCommands(program: Command, io: Io): void {
     });
 
   runs
-    .command('list <sourceId>')
-    .description("list a source's runs, newest first")
+    .command('list [sourceId]')
+    .description("list a source's runs, newest first; without a source, every source's (use --state)")
+    .option('--state <state>', `only runs in this state: ${RUN_STATES.join(', ')}`)
     .option('--limit <n>', 'runs per page (1–100)', positiveInt('--limit'), 20)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
-    .action(async (sourceId: string, opts: { limit: number; cursor?: string }, cmd: Command) => {
-      const ctx = contextOf(cmd, io);
-      const page = await (await ctx.client()).get<{ items: RunView[]; nextCursor: string | null }>(
-        `/sources/${encodeURIComponent(sourceId)}/runs`,
-        { limit: opts.limit, cursor: opts.cursor },
-      );
-      if (ctx.json) return printJson(io, page);
-      printTable(io, ['RUN', 'MODE', 'STATE', 'PROGRESS', 'CREATED'], page.items.map(runRow), 'no runs');
-      if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
-    });
+    .action(
+      async (
+        sourceId: string | undefined,
+        opts: { state?: string; limit: number; cursor?: string },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd, io);
+        if (sourceId && opts.state)
+          throw new CliUsageError('--state lists across sources; drop the source id, or drop --state');
+        const page = await (await ctx.client()).get<{ items: RunView[]; nextCursor: string | null }>(
+          sourceId ? `/sources/${encodeURIComponent(sourceId)}/runs` : '/runs',
+          { limit: opts.limit, cursor: opts.cursor, state: opts.state },
+        );
+        if (ctx.json) return printJson(io, page);
+        printTable(
+          io,
+          RUN_ROW_HEADERS,
+          page.items.map(runRow),
+          page.nextCursor ? 'none on this page' : 'no runs',
+        );
+        if (page.nextCursor) printLines(io, [`more: ${ctx.hint(listArgs(sourceId, opts, page.nextCursor))}`]);
+      },
+    );
 
   runs
     .command('cancel <runId>')
@@ -101,6 +124,8 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('watch <runId>')
-    .description('follow a run until it ends; exits 1 if it failed or was cancelled')
+    .description(
+      'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and fixed nothing',
+    )
     .action(async (runId: string, _opts: unknown, cmd: Command) => followRun(contextOf(cmd, io), runId));
 }

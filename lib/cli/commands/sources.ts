@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import type { SourcePageSchema, SourceViewSchema } from '../../api/schemas/sources.js';
+import type { DeletedSourceSchema, SourcePageSchema, SourceViewSchema } from '../../api/schemas/sources.js';
+import type { SourceTestResult } from '../../api/source-test.js';
+import { RUN_MODES } from '../../run/model.js';
 import { CliUsageError, collect, contextOf, positiveInt } from '../context.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 
 type SourceView = z.infer<typeof SourceViewSchema>;
+type DeletedSource = z.infer<typeof DeletedSourceSchema>;
 type SourcePage = z.infer<typeof SourcePageSchema>;
 
 /** `--config '{"url":…}'` or `--config @config.json`. */
@@ -29,11 +32,50 @@ export function readConfigOption(value: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** `rate(1 hour):incremental` → { expression, mode }; the mode defaults to incremental. */
+/**
+ * `rate(1 hour):incremental` → { expression, mode }. The mode is required: which runs a schedule
+ * starts (a full re-read or only what changed) is too important to default silently.
+ */
 export function parseScheduleOption(value: string): { expression: string; mode: string } {
   const colon = value.lastIndexOf(':');
-  if (colon < 0 || value.endsWith(')')) return { expression: value.trim(), mode: 'incremental' };
-  return { expression: value.slice(0, colon).trim(), mode: value.slice(colon + 1).trim() };
+  const mode = colon < 0 ? '' : value.slice(colon + 1).trim();
+  if (colon < 0 || value.trimEnd().endsWith(')') || !(RUN_MODES as readonly string[]).includes(mode))
+    throw new CliUsageError(
+      `--schedule "${value}" needs a mode after the expression, e.g. "${value.trim().replace(/:[^)]*$/, '')}:incremental" (one of ${RUN_MODES.join(', ')})`,
+    );
+  return { expression: value.slice(0, colon).trim(), mode };
+}
+
+function testLines(result: SourceTestResult): string[] {
+  const rate = result.rateLimit
+    ? `${result.rateLimit.remaining ?? '?'} of ${result.rateLimit.limit ?? '?'} requests left${result.rateLimit.resetAt ? `, resets ${result.rateLimit.resetAt}` : ''}`
+    : 'the source sends no rate-limit headers';
+  const lines = [
+    `${result.ok ? 'ok' : 'FAILED'}: ${result.request.url ?? '(no request made)'} answered ${result.request.status ?? 'nothing'} in ${result.request.durationMs} ms`,
+    `auth       ${AUTH_WORDS[result.auth]}`,
+    `rate       ${rate}`,
+  ];
+  if (result.page)
+    lines.push(
+      `first page ${result.page.items} records${result.page.total === null ? '' : ` of ${result.page.total}`}, ${result.page.hasNextPage ? 'more pages follow' : 'the only page'}${result.invalidOnPage > 0 ? `; ${result.invalidOnPage} would be dead letters` : ''}`,
+    );
+  if (result.sample)
+    lines.push(
+      `sample     ${result.sample.id} (version ${result.sample.version}): ${clip(JSON.stringify(result.sample.data), 200)}`,
+    );
+  if (result.problem) lines.push(`problem    ${result.problem.errorClass}: ${result.problem.reason}`);
+  return lines;
+}
+
+const AUTH_WORDS: Record<SourceTestResult['auth'], string> = {
+  accepted: 'credentials accepted',
+  refused: 'credentials REFUSED (401/403)',
+  not_configured: 'no credentials configured',
+  unknown: 'credentials sent; the request failed before the source judged them',
+};
+
+function clip(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
 function sourceLines(source: SourceView): string[] {
@@ -59,7 +101,7 @@ export function registerSourceCommands(program: Command, io: Io): void {
     .requiredOption('--config <json|@file>', 'connector config as JSON, or @path to a JSON file')
     .option(
       '--schedule <expression:mode>',
-      'recurring schedule, e.g. "rate(1 hour):incremental" (repeatable)',
+      'recurring schedule with the mode of the runs it starts, e.g. "rate(1 hour):incremental" (repeatable)',
       collect,
       [],
     )
@@ -85,9 +127,48 @@ export function registerSourceCommands(program: Command, io: Io): void {
         printLines(io, [
           `${status === 201 ? 'created' : 'updated'} source ${source.sourceId}`,
           ...sourceLines(source),
+          `check the connection: ${ctx.hint(`sources test ${source.sourceId}`)}`,
         ]);
       },
     );
+
+  sources
+    .command('schedule <sourceId>')
+    .description("replace a source's schedules alone (the config stays); no --schedule removes them all")
+    .option(
+      '--schedule <expression:mode>',
+      'recurring schedule with the mode of the runs it starts, e.g. "cron(0 3 * * ? *):full" (repeatable)',
+      collect,
+      [],
+    )
+    .action(async (sourceId: string, opts: { schedule: string[] }, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const source = await (await ctx.client()).request<SourceView>(
+        'PUT',
+        `/sources/${encodeURIComponent(sourceId)}/schedules`,
+        { schedules: opts.schedule.map(parseScheduleOption) },
+      );
+      if (ctx.json) return printJson(io, source);
+      printLines(io, [`schedules of ${source.sourceId} replaced`, ...sourceLines(source)]);
+    });
+
+  sources
+    .command('test <sourceId>')
+    .description(
+      'check the connection: fetch the first page once (auth, rate budget, a sample entity); exits 1 if it fails',
+    )
+    .action(async (sourceId: string, _opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd, io);
+      const result = await (await ctx.client()).request<SourceTestResult>(
+        'POST',
+        `/sources/${encodeURIComponent(sourceId)}/test`,
+      );
+      if (!result.ok) process.exitCode = 1;
+      if (ctx.json) return printJson(io, result);
+      printLines(io, testLines(result));
+      if (result.ok)
+        printLines(io, [`start a run: ${ctx.hint(`runs start ${sourceId} --mode full --watch`)}`]);
+    });
 
   sources
     .command('get <sourceId>')
@@ -122,11 +203,17 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('delete <sourceId>')
-    .description('delete a source and its schedules (refused while a run is active)')
+    .description('delete a source with its schedules, runs and dead letters (refused while a run is active)')
     .action(async (sourceId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      await (await ctx.client()).request('DELETE', `/sources/${encodeURIComponent(sourceId)}`);
-      if (ctx.json) return printJson(io, { deleted: sourceId });
-      printLines(io, [`deleted source ${sourceId}`]);
+      const result = await (await ctx.client()).request<DeletedSource>(
+        'DELETE',
+        `/sources/${encodeURIComponent(sourceId)}`,
+      );
+      if (ctx.json) return printJson(io, result);
+      const { schedules, runs, deadLetters } = result.deleted;
+      printLines(io, [
+        `deleted source ${sourceId} with ${schedules} schedules, ${runs} runs and ${deadLetters} dead letters; its harvested items are kept`,
+      ]);
     });
 }
