@@ -68,6 +68,11 @@ export interface Progress {
   /** Total entities when the source tells, else null. */
   readonly total: number | null;
   readonly pages: number;
+  /**
+   * Reconciliation runs: stored items tombstoned (absence confirmed at the source), counted across
+   * restarts (a restarted pass skips what is already tombstoned). Absent until one is.
+   */
+  readonly tombstoned?: number;
 }
 
 export interface RunFailure {
@@ -97,11 +102,6 @@ export interface SyncRun {
   readonly progress: Progress;
   /** Entries this run put in dead_letters. */
   readonly errorCount: number;
-  /**
-   * Reconciliation runs: stored items tombstoned (absence confirmed at the source), across
-   * restarts (a restarted pass skips what is already tombstoned). Absent until one is.
-   */
-  readonly tombstoned?: number;
   /** Epoch milliseconds of the last sign of life. */
   readonly heartbeatAt: number;
   /** A planned pause: the reaper leaves the run alone until then. Epoch milliseconds. */

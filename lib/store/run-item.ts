@@ -27,8 +27,9 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
       processed: progress.processed ?? 0,
       total: progress.total ?? null,
       pages: progress.pages ?? 0,
+      // Stored beside progress, not in it: a restart from scratch resets progress, not this count.
+      ...(typeof item.tombstoned === 'number' ? { tombstoned: item.tombstoned } : {}),
     },
-    ...(typeof item.tombstoned === 'number' ? { tombstoned: item.tombstoned } : {}),
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,
     deferredUntil: (item.deferredUntil ?? null) as number | null,

@@ -118,7 +118,7 @@ describe('reconciliation', () => {
     const tombstoned = items.filter((i) => i.tombstonedAt !== undefined).map((i) => i.entityId);
     expect(tombstoned.sort()).toEqual(['e-000003', 'e-000100', 'e-000250']);
     expect(items.filter((i) => i.tombstonedAt === undefined)).toHaveLength(247);
-    expect(run.tombstoned).toBe(3);
+    expect(run.progress.tombstoned).toBe(3);
   });
 
   it('tombstones nothing when a page of the listing failed', async () => {

@@ -87,7 +87,7 @@ describe('a reconciliation raced by edits', () => {
       const final = await compareWithTruth(engine.deps, sourceId, fake, storeShape);
       expect(final.wronglyTombstoned).toEqual([]);
       expect(final.notTombstoned).toEqual([]);
-      expect(raced.tombstoned).toBeGreaterThanOrEqual(deletedBefore.length);
+      expect(raced.progress.tombstoned).toBeGreaterThanOrEqual(deletedBefore.length);
     },
     150_000,
   );
@@ -106,7 +106,7 @@ describe('reconciliation', () => {
     expect(run.errorCount).toBe(1);
     expect((await engine.deps.items.get(sourceId, 'e-000007'))?.tombstonedAt).toBeUndefined();
     expect((await engine.deps.items.get(sourceId, 'e-000050'))?.tombstonedAt).toBeDefined();
-    expect(run.tombstoned).toBe(1);
+    expect(run.progress.tombstoned).toBe(1);
   });
 
   it('confirms each absence with the source: an item only missing from the listing is kept', async () => {
@@ -120,7 +120,7 @@ describe('reconciliation', () => {
 
     expect((await engine.deps.items.get(sourceId, 'e-000020'))?.tombstonedAt).toBeUndefined();
     expect((await engine.deps.items.get(sourceId, 'e-000030'))?.tombstonedAt).toBeDefined();
-    expect(run.tombstoned).toBe(1);
+    expect(run.progress.tombstoned).toBe(1);
   });
 
   it('tombstones in bounded slices across page messages, every confirmed absence once', async () => {
@@ -135,7 +135,7 @@ describe('reconciliation', () => {
     const run = await runToEnd(sourceId, 'reconciliation');
 
     expect(run.state).toBe('succeeded');
-    expect(run.tombstoned).toBe(doomed.length);
+    expect(run.progress.tombstoned).toBe(doomed.length);
     const listingPages = Math.ceil((260 - doomed.length) / 50);
     // At most CONFIRMATIONS_PER_SLICE confirmations a page: three slices at least.
     expect(run.progress.pages).toBeGreaterThanOrEqual(listingPages + 3);
