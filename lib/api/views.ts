@@ -58,7 +58,7 @@ export function runSummary(
 export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunView {
   const running = run.state === 'running';
   // Reconciliation runs always say how many they tombstoned (0 until one is); others never do.
-  const tombstoned = run.mode === 'reconciliation' ? (run.tombstoned ?? 0) : undefined;
+  const tombstoned = run.mode === 'reconciliation' ? (run.progress.tombstoned ?? 0) : undefined;
   return {
     runId: run.runId,
     sourceId: run.sourceId,

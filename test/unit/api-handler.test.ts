@@ -253,7 +253,7 @@ describe('toRunView', () => {
   it('says how many a reconciliation tombstoned, 0 included, and only for reconciliation', () => {
     const finished = { ...base, state: 'succeeded' as const, finishedAt: 20_000 };
     const reconciled = toRunView(
-      { ...finished, mode: 'reconciliation', tombstoned: 3 },
+      { ...finished, mode: 'reconciliation', progress: { ...base.progress, tombstoned: 3 } },
       0,
       0,
     );
