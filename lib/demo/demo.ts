@@ -70,7 +70,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
   });
   let source: FakeSource | undefined;
   try {
-    source = await startFakeSource({ entities, seed: 2026, profile: 'realistic' });
+    // The repository is live: while the run reads it, issues are edited and opened (before listing
+    // requests, until the budget is spent), as every busy repository is during a long sync.
+    const liveChanges = Math.max(20, Math.round(entities / 100));
+    source = await startFakeSource({
+      entities,
+      seed: 2026,
+      profile: 'realistic',
+      live: { touchesPerPage: 2, addsPerPage: 1, everyRequests: 1, maxChanges: liveChanges },
+    });
     const profile = FAULT_PROFILES.realistic;
     say(
       `  emulator   ${stack.endpoint}${process.env.AWS_ENDPOINT_URL ? '' : ' (moto, started for this demo)'}`,
@@ -82,6 +90,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     say(
       `  worker     1 process (pages of a run are sequential); reaper every ${(options.reaperIntervalMs ?? 10_000) / 1_000} s; silence threshold 90 s`,
     );
+    say(
+      `  live       up to ${liveChanges} issues edited or opened while the run reads (2 edits + 1 new issue before each listing request)`,
+    );
     say();
 
     await api(stack, 'PUT', '/sources/demo-github', {
@@ -91,6 +102,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     const first = await api<RunView>(stack, 'POST', '/sources/demo-github/runs', { mode: 'incremental' });
     say(`Run ${first.runId} (incremental) started.`);
     const run = await watchWithKill(stack, first.runId, options.killAt ?? 0.3, say);
+    const edits = source.control.liveHistory();
+    source.control.setLive(null);
+    say(
+      `  The source changed during the run: ${edits.touched.length} issues edited, ${edits.added.length} opened. Each edit moved an issue past the run's position, where the run read it again.`,
+    );
     const truthBefore = source.truth();
     const checks = await verifyAgainstTruth(
       stack,
@@ -100,6 +116,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
       source.stats().duplicatePageServes,
       say,
       (e) => String(e.number),
+      edits,
     );
 
     say();

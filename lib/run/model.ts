@@ -68,7 +68,10 @@ export interface Progress {
   /** Total entities when the source tells, else null. */
   readonly total: number | null;
   readonly pages: number;
-  /** Reconciliation runs: stored items tombstoned (absence confirmed at the source). Absent until one is. */
+  /**
+   * Reconciliation runs: stored items tombstoned (absence confirmed at the source), counted across
+   * restarts (a restarted pass skips what is already tombstoned). Absent until one is.
+   */
   readonly tombstoned?: number;
 }
 

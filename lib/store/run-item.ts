@@ -11,12 +11,7 @@ import type {
 
 /** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
 export function toSyncRun(item: Record<string, unknown>): SyncRun {
-  const progress = (item.progress ?? {}) as {
-    processed?: number;
-    total?: number | null;
-    pages?: number;
-    tombstoned?: number;
-  };
+  const progress = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
   return {
     runId: item.runId as string,
     sourceId: item.sourceId as string,
@@ -32,7 +27,8 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
       processed: progress.processed ?? 0,
       total: progress.total ?? null,
       pages: progress.pages ?? 0,
-      ...(progress.tombstoned === undefined ? {} : { tombstoned: progress.tombstoned }),
+      // Stored beside progress, not in it: a restart from scratch resets progress, not this count.
+      ...(typeof item.tombstoned === 'number' ? { tombstoned: item.tombstoned } : {}),
     },
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,

@@ -55,7 +55,7 @@ export interface PageCommit {
   readonly errors: number;
   /** Total entities, when the source tells. */
   readonly total?: number | null;
-  /** Items this page tombstoned (reconciliation's tombstone pass); added to `progress.tombstoned`. */
+  /** Items this page tombstoned (reconciliation's tombstone pass); added to the run's `tombstoned`. */
   readonly tombstoned?: number;
   readonly now: number;
 }
@@ -335,9 +335,7 @@ export class SyncRunStore {
           '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
           'errorCount = errorCount + :errors',
           ...(setTotal ? ['#progress.#total = :total'] : []),
-          ...(addTombstoned
-            ? ['#progress.#tombstoned = if_not_exists(#progress.#tombstoned, :none) + :tombstoned']
-            : []),
+          ...(addTombstoned ? ['tombstoned = if_not_exists(tombstoned, :none) + :tombstoned'] : []),
         ].join(', ')} REMOVE deferredUntil`,
         ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
         ExpressionAttributeNames: {
@@ -346,7 +344,6 @@ export class SyncRunStore {
           '#processed': 'processed',
           '#pages': 'pages',
           ...(setTotal ? { '#total': 'total' } : {}),
-          ...(addTombstoned ? { '#tombstoned': 'tombstoned' } : {}),
         },
         ExpressionAttributeValues: {
           ':running': 'running',

@@ -40,6 +40,7 @@ const RESTART_VERDICTS: Record<ChaosMode, readonly ResumeVerdict[]> = {
   full: ['mode_not_resumable', 'no_checkpoint'],
   incremental: ['resumed', 'no_checkpoint'],
   dlq_retry: ['mode_not_resumable', 'no_checkpoint'],
+  live: ['resumed', 'no_checkpoint', 'mode_not_resumable'],
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@ import { STEP_POINTS, type StepPoint } from '../../lib/engine/deps.js';
 import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { Rng } from './rng.js';
 
-export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry'] as const;
+export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
 /** A simulated crash (CrashHooks-style) at a step point of one page of the chaos run. */
@@ -37,6 +37,21 @@ export interface KillFault {
   readonly delayMs: number;
 }
 
+/**
+ * A live-source trial: the source is edited (touches, adds, deletes, tie groups) before every
+ * listing request while an incremental run — and, if planned, a reconciliation — reads it.
+ */
+export interface LivePlan {
+  readonly shape: 'github' | 'rest-page' | 'rest-cursor';
+  readonly touchesPerPage: number;
+  readonly addsPerPage: number;
+  readonly deletesPerPage: number;
+  /** The touches before one request share one updatedAt (bulk edits: tie groups). */
+  readonly tied: boolean;
+  /** Also race a reconciliation against the edits (then a quiet one must tombstone exactly the deleted). */
+  readonly reconcile: boolean;
+}
+
 /** Queue-level faults of the PageQueue wrapper. */
 export interface DeliveryFaults {
   /** Probability that a page message is sent twice. */
@@ -69,6 +84,8 @@ export interface TrialPlan {
   readonly catchUp: { readonly touch: number; readonly add: number };
   /** dlq_retry: how many of the broken records are fixed before retry-failed (all of them, or some). */
   readonly fixed: number;
+  /** live: the edits racing the runs. */
+  readonly live: LivePlan | null;
 }
 
 /** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
@@ -88,7 +105,7 @@ export function planTrial(seed: number): TrialPlan {
   // Few entities: moto serves ~50–100 requests/s, and a page of n items costs ~n + 10 requests.
   const entities = mode === 'dlq_retry' ? rng.int(60, 150) : rng.int(100, 250);
   const pageSize = rng.pick([30, 40, 50, 60, 75]);
-  const invalid = mode === 'dlq_retry' ? rng.int(10, 45) : rng.int(0, 8);
+  const invalid = mode === 'dlq_retry' ? rng.int(10, 45) : mode === 'live' ? 0 : rng.int(0, 8);
   const base = { mode, entities, pageSize, invalid };
   const pages = expectedPages(base);
   const rate429 = rng.chance(0.35) ? rng.pick([0.1, 0.2, 0.3]) : 0;
@@ -132,5 +149,16 @@ export function planTrial(seed: number): TrialPlan {
   const catchUp =
     mode === 'incremental' ? { touch: rng.int(0, 3), add: rng.int(0, 3) } : { touch: 0, add: 0 };
   const fixed = mode === 'dlq_retry' ? (rng.chance(0.4) ? invalid : rng.int(0, invalid)) : 0;
-  return { seed, ...base, rate429, delivery, crashes, zombie, kill, slow, touches, catchUp, fixed };
+  const live: LivePlan | null =
+    mode === 'live'
+      ? {
+          shape: rng.pick(['github', 'rest-page', 'rest-cursor'] as const),
+          touchesPerPage: rng.int(1, 3),
+          addsPerPage: rng.int(0, 1),
+          deletesPerPage: rng.int(0, 1),
+          tied: rng.chance(0.3),
+          reconcile: rng.chance(0.5),
+        }
+      : null;
+  return { seed, ...base, rate429, delivery, crashes, zombie, kill, slow, touches, catchUp, fixed, live };
 }

@@ -1,10 +1,13 @@
 import type { StepPoint } from '../../lib/engine/deps.js';
 import { startRun } from '../../lib/engine/start-run.js';
+import { minusLookback } from '../../lib/engine/watermark.js';
 import { startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { RunMode } from '../../lib/run/model.js';
 import { fakeRestConfig, putSource } from '../support/harness.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { PlannedCrash, StepContext } from './hooks.js';
 import { checkRun, type Expected } from './invariants.js';
+import { liveTrial } from './live-trial.js';
 import type { ChaosMode, TrialPlan } from './plan.js';
 import { Rng } from './rng.js';
 import { type RunRecord, Supervisor } from './supervisor.js';
@@ -90,7 +93,9 @@ const MODES: Record<ChaosMode, (trial: Trial) => Promise<string[]>> = {
     fake.control.add(plan.catchUp.add);
     trial.log(`catch-up after touching ${plan.catchUp.touch} and adding ${plan.catchUp.add} entities`);
     const after = split(fake);
-    const window = fake.truth().entities.filter((e) => since !== null && e.updatedAt >= since);
+    // The catch-up run asks from the watermark minus the lookback (an env setting, 5 s by default).
+    const from = since === null ? null : minusLookback(since, trial.env.deps.limits.watermarkLookbackMs);
+    const window = fake.truth().entities.filter((e) => from !== null && e.updatedAt >= from);
     const windowInvalid = window.filter((e) => after.broken.has(e.id)).length;
     const catchUp = await supervisedRun(trial, 'incremental', false);
     violations.push(
@@ -117,6 +122,8 @@ const MODES: Record<ChaosMode, (trial: Trial) => Promise<string[]>> = {
       setup.record,
       fullExpectation(trial, 'setup full run', setup.stallFaults),
     );
+    // The setup full run read a keyed stream: it set the watermark, which retry-failed leaves alone.
+    const setupWatermark = latest(split(fake).valid);
     const broken = [...fake.truth().invalidIds];
     const fixed = plan.fixed === broken.length ? broken : rng.sample(broken, plan.fixed);
     if (fixed.length === broken.length) fake.control.fix();
@@ -135,18 +142,20 @@ const MODES: Record<ChaosMode, (trial: Trial) => Promise<string[]>> = {
         processed: loadedByFinalEpoch.length,
         errorCount: stillOpen.size,
         stillOpen,
-        watermark: null,
+        watermark: setupWatermark,
         stallFaults,
       })),
     );
     return violations;
   },
+
+  live: (trial) => liveTrial(trial, supervisedRun),
 };
 
 /** Starts a run and watches it to its end; with `faulty`, under the plan's crashes, zombie and kill. */
-async function supervisedRun(
+export async function supervisedRun(
   trial: Trial,
-  mode: ChaosMode,
+  mode: RunMode,
   faulty: boolean,
   onStep?: (point: StepPoint, context: StepContext) => Promise<void>,
 ): Promise<{ record: RunRecord; stallFaults: number }> {
@@ -204,7 +213,8 @@ function fullExpectation(trial: Trial, label: string, stallFaults: number): Expe
     errorCount: invalid.length,
     entriesOfRun: invalid.length,
     pages: Math.ceil(trial.plan.entities / trial.plan.pageSize),
-    watermark: null,
+    // A successful full run over a keyed stream sets the watermark: it read everything.
+    watermark: latest(valid),
     stallFaults,
   };
 }

@@ -51,7 +51,7 @@ export class LiveEditor {
 
   constructor(
     private readonly state: SourceState,
-    private readonly seed: number,
+    seed: number,
   ) {
     this.random = mulberry32(seed ^ 0x11fe);
   }
