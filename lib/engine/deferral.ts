@@ -5,6 +5,7 @@ import type { SyncRun } from '../run/model.js';
 import { lastProgressAt } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
+import { pageScope } from './page-scope.js';
 import type { StepContext, StepResult } from './step.js';
 
 /**
@@ -64,6 +65,7 @@ export async function failUnavailable(
       attempts: message.attempts ?? 1,
       runId: run.runId,
       page: message.page,
+      scope: pageScope(run),
       now: deps.clock.now(),
     });
     deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });

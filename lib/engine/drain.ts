@@ -6,6 +6,7 @@ import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { sendPage } from './handoff.js';
+import { pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 
 /** The source id under which messages that name no source are filed. */
@@ -84,6 +85,7 @@ export async function drainDeadMessage(
     runId: run.runId,
     page: message.page,
     payload: body,
+    scope: pageScope(run),
     now,
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });

@@ -8,6 +8,7 @@ import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
+import { pageScope } from './page-scope.js';
 import type { StepContext, StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
@@ -63,14 +64,22 @@ export function retryOwned<T>(context: StepContext, operation: () => Promise<T>)
   );
 }
 
-/** Fetches a page with the retry loop, on the step's abort signal. */
+/**
+ * Fetches a page with the retry loop, on the step's abort signal, in the run's own scope — or in
+ * `scope` (a retried dead letter: the since and config of the run that failed it).
+ */
 export async function fetchWithRetry(
   context: StepContext,
   cursor: string | null,
+  scope?: { since: string | null; config: unknown },
 ): Promise<RetryOutcome<FetchedPage>> {
   const { connector, config, params } = context;
   return retryOwned(context, () =>
-    connector.fetchPage(config, cursor, connectorContext(context, effectiveSince(connector, params))),
+    connector.fetchPage(
+      scope?.config ?? config,
+      cursor,
+      connectorContext(context, scope ? scope.since : effectiveSince(connector, params)),
+    ),
   );
 }
 
@@ -209,6 +218,7 @@ async function pageDeadLettered(
     attempts,
     runId: run.runId,
     page: message.page,
+    scope: pageScope(run, effectiveSince(connector, context.params)),
     now: deps.clock.now(),
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });

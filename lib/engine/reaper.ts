@@ -9,6 +9,7 @@ import { StoreError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { resendExpectedPage } from './handoff.js';
+import { pageScope } from './page-scope.js';
 import { rearm } from './restart.js';
 
 /** What one reaper pass did, run by run. */
@@ -155,17 +156,21 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
 async function failCrashLoop(deps: EngineDeps, run: SyncRun): Promise<void> {
   const now = deps.clock.now();
   const cursor = run.nextPage > 1 ? (run.checkpoint?.cursor ?? '') : '';
-  await deps.deadLetters.record({
-    sourceId: run.sourceId,
-    kind: 'page',
-    ref: cursor,
-    errorClass: 'permanent',
-    reason: `page ${run.nextPage} stopped the worker ${run.restarts + 1} times (crash loop)`,
-    attempts: run.restarts + 1,
-    runId: run.runId,
-    page: run.nextPage,
-    now,
-  });
+  // A retry-failed run's cursor walks dead_letters, not the source: filing it as a source page
+  // would make the next retry fetch a listing cursor from the source. Its entries stay open.
+  if (run.mode !== 'dlq_retry')
+    await deps.deadLetters.record({
+      sourceId: run.sourceId,
+      kind: 'page',
+      ref: cursor,
+      errorClass: 'permanent',
+      reason: `page ${run.nextPage} stopped the worker ${run.restarts + 1} times (crash loop)`,
+      attempts: run.restarts + 1,
+      runId: run.runId,
+      page: run.nextPage,
+      scope: pageScope(run),
+      now,
+    });
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'failed',

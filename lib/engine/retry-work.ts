@@ -96,6 +96,21 @@ function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): En
   };
 }
 
+/**
+ * The scope a failed page is retried in: the `since` and connector config of the run that
+ * failed it, so the retry fetches the page that failed — not page N of today's unfiltered
+ * listing. Entries recorded before scopes existed, or under another connector, use the retry
+ * run's own config and no `since`.
+ */
+function originalScope(context: StepContext, entry: DeadLetter): { since: string | null; config: unknown } {
+  const scope = entry.scope;
+  if (!scope) return { since: null, config: context.config };
+  const sameConnector = scope.connector === undefined || scope.connector === context.params.connector;
+  const parsed =
+    sameConnector && scope.config ? context.connector.configSchema.safeParse(scope.config) : undefined;
+  return { since: scope.since, config: parsed?.success ? parsed.data : context.config };
+}
+
 async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   return entry.kind === 'item' ? retryItem(context, entry) : retryPage(context, entry);
 }
@@ -119,7 +134,11 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
 }
 
 async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const outcome = await fetchWithRetry(context, entry.ref === '' ? null : entry.ref);
+  const outcome = await fetchWithRetry(
+    context,
+    entry.ref === '' ? null : entry.ref,
+    originalScope(context, entry),
+  );
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];

@@ -15,6 +15,17 @@ import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './pagin
 export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
 export type DeadLetterKind = (typeof DEAD_LETTER_KINDS)[number];
 
+/**
+ * The scope a failed source page was fetched in: retry-failed fetches it again the same way
+ * (the original run's `since` and connector config), not as a page of today's unfiltered listing.
+ */
+export interface PageScope {
+  readonly mode: string;
+  readonly since: string | null;
+  readonly connector?: string;
+  readonly config?: Record<string, unknown>;
+}
+
 /** One durable triage entry (DESIGN §3). */
 export interface DeadLetter {
   readonly sourceId: string;
@@ -34,6 +45,8 @@ export interface DeadLetter {
   readonly page: number;
   /** A bounded excerpt of the payload, for triage. */
   readonly excerpt: string | null;
+  /** Pages: the scope of the run that failed it (absent on entries recorded before scopes existed). */
+  readonly scope?: PageScope;
 }
 
 /** A failure to record. */
@@ -47,6 +60,8 @@ export interface FailureRecord {
   readonly runId: string;
   readonly page: number;
   readonly payload?: unknown;
+  /** Pages: the scope to retry them in; kept as it is when a retry records a new failure without one. */
+  readonly scope?: PageScope;
   readonly now: number;
 }
 
@@ -97,9 +112,15 @@ export class DeadLetterStore {
           TableName: this.tableName,
           Key: { sourceId: failure.sourceId, entryId },
           UpdateExpression:
-            'SET #kind = :kind, #ref = :ref, errorClass = :class, reason = :reason, lastFailedAt = :now, runId = :runId, #page = :page, excerpt = :excerpt, failureKey = :key, firstFailedAt = if_not_exists(firstFailedAt, :now), attempts = if_not_exists(attempts, :zero) + :attempts',
+            'SET #kind = :kind, #ref = :ref, errorClass = :class, reason = :reason, lastFailedAt = :now, runId = :runId, #page = :page, excerpt = :excerpt, failureKey = :key, firstFailedAt = if_not_exists(firstFailedAt, :now), attempts = if_not_exists(attempts, :zero) + :attempts' +
+            (failure.scope ? ', #scope = :scope' : ''),
           ConditionExpression: 'attribute_not_exists(failureKey) OR failureKey <> :key',
-          ExpressionAttributeNames: { '#kind': 'kind', '#ref': 'ref', '#page': 'page' },
+          ExpressionAttributeNames: {
+            '#kind': 'kind',
+            '#ref': 'ref',
+            '#page': 'page',
+            ...(failure.scope ? { '#scope': 'scope' } : {}),
+          },
           ExpressionAttributeValues: {
             ':kind': failure.kind,
             ':ref': failure.ref,
@@ -112,6 +133,7 @@ export class DeadLetterStore {
             ':key': failureKey,
             ':zero': 0,
             ':attempts': failure.attempts,
+            ...(failure.scope ? { ':scope': failure.scope } : {}),
           },
         }),
       );

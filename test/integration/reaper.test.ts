@@ -1,4 +1,5 @@
 import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ulid } from 'ulid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { reap } from '../../lib/engine/reaper.js';
@@ -90,5 +91,41 @@ describe('the reaper', () => {
     expect((await reap(engine.deps)).actions.map((a) => a.runId)).not.toContain(runId);
     clock.advance(300_000 + RELIABILITY.silenceThresholdMs + 1_000);
     expect((await reap(engine.deps)).actions.map((a) => a.runId)).toContain(runId);
+  });
+
+  it('ends a crash-looping retry-failed run without filing its dead-letter listing cursor as a source page', async () => {
+    await putSource(engine.deps, 'retry-loop', 'rest-json', fakeRestConfig('http://127.0.0.1:9'));
+    const now = clock.now();
+    const { runId } = await engine.deps.lifecycle.createHoldingLock({
+      runId: ulid(now),
+      sourceId: 'retry-loop',
+      mode: 'dlq_retry',
+      params: { since: null, scope: null, configHash: 'x', deadLettersBefore: now },
+      paramsHash: 'x',
+      resume: { reason: 'fresh_start', from: 'scratch', at: now },
+      now,
+    });
+    await engine.deps.runs.start(runId, 1, now);
+    // Three crashes: each time the reaper fenced it, a worker took page 1 and died.
+    for (let epoch = 1; epoch <= RELIABILITY.maxRestartsPerRun; epoch++) {
+      const at = clock.now();
+      await engine.deps.runs.fence({
+        runId,
+        epoch,
+        resume: { reason: 'no_checkpoint', from: 'scratch', at },
+        reset: true,
+        countRestart: true,
+        page: 1,
+        now: at,
+      });
+      await engine.deps.runs.claim(runId, epoch + 1, 1, at);
+    }
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+
+    const report = await reap(engine.deps);
+
+    expect(report.actions).toContainEqual({ runId, verdict: 'restart_limit', action: 'fail' });
+    expect((await engine.deps.runs.require(runId)).failure?.reason).toBe('restart_limit');
+    expect(await engine.deps.deadLetters.listAll('retry-loop')).toEqual([]);
   });
 });
