@@ -6,6 +6,7 @@ import {
   UnknownConnectorError,
 } from './errors.js';
 import { githubIssuesConnector } from './github-issues/index.js';
+import { gitlabIssuesConnector } from './gitlab-issues/index.js';
 import { restJsonConnector } from './rest-json/index.js';
 import { s3ObjectsConnector } from './s3-objects/index.js';
 
@@ -17,6 +18,7 @@ export { InvalidConnectorConfigError, UnknownConnectorError } from './errors.js'
  */
 export const CONNECTORS = {
   'github-issues': githubIssuesConnector,
+  'gitlab-issues': gitlabIssuesConnector,
   'rest-json': restJsonConnector,
   's3-objects': s3ObjectsConnector,
 } as const;

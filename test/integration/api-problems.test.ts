@@ -130,7 +130,7 @@ const CASES: Case[] = [
     status: 400,
     title: 'Unknown connector',
     errors: ['connector'],
-    extra: { knownConnectors: ['github-issues', 'rest-json', 's3-objects'] },
+    extra: { knownConnectors: ['github-issues', 'gitlab-issues', 'rest-json', 's3-objects'] },
   },
   {
     name: 'an invalid connector config',

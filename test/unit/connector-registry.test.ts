@@ -19,14 +19,14 @@ function issuesOf(name: string, config: unknown) {
 
 describe('getConnector', () => {
   it('finds every shipped connector by its manifest name', () => {
-    expect(CONNECTOR_NAMES).toEqual(['github-issues', 'rest-json', 's3-objects']);
+    expect(CONNECTOR_NAMES).toEqual(['github-issues', 'gitlab-issues', 'rest-json', 's3-objects']);
     for (const name of CONNECTOR_NAMES) expect(getConnector(name).manifest.name).toBe(name);
   });
 
   it('names the known connectors when asked for an unknown one', () => {
     expect(() => getConnector('gitlab')).toThrow(UnknownConnectorError);
     expect(() => getConnector('gitlab')).toThrow(
-      'unknown connector "gitlab"; known connectors: github-issues, rest-json, s3-objects',
+      'unknown connector "gitlab"; known connectors: github-issues, gitlab-issues, rest-json, s3-objects',
     );
   });
 

@@ -34,6 +34,7 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
         `fake source ready at ${source.url} (${opts.entities} entities, seed ${opts.seed})`,
         `fault profile ${opts.profile}: ${JSON.stringify(resolveProfile(opts.profile))}`,
         `rest-json  ${source.url}/records   github  ${source.url}/repos/<owner>/<repo>/issues`,
+        `gitlab     ${source.url}/api/v4/projects/<id or url-encoded path>/issues`,
         `truth      ${source.url}/_truth    stats   ${source.url}/_stats`,
         'register it with a running `harvester local` (paste either line):',
         `  ${pasteableCommand(api, `sources put demo --connector rest-json --config '${JSON.stringify(config)}' --schedule "rate(1 hour):incremental"`)}`,

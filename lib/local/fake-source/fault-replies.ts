@@ -3,7 +3,7 @@ import type { FaultDecision } from './faults.js';
 import { json, type Reply } from './http.js';
 
 /** Which API a route imitates: faults are answered the way that API answers them. */
-export type Shape = 'rest' | 'github';
+export type Shape = 'rest' | 'github' | 'gitlab';
 
 const GITHUB_RATE_LIMIT_DOCS =
   'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits';
@@ -19,6 +19,7 @@ const BAD_GATEWAY_HTML =
  * the server adds to every response.
  */
 export function faultReply(shape: Shape, decision: FaultDecision, nowMs: number): Reply {
+  if (shape === 'gitlab') return gitlabFaultReply(decision, nowMs);
   switch (decision.kind) {
     case 'none':
       throw new Error('faultReply called without a fault');
@@ -48,5 +49,46 @@ export function faultReply(shape: Shape, decision: FaultDecision, nowMs: number)
           : (STATUS_CODES[decision.status] ?? 'Forced failure');
       return json(decision.status, { message });
     }
+  }
+}
+
+/**
+ * GitLab's answers: a throttled request gets Rack::Attack's plain-text 429 `Retry later` with
+ * `Retry-After` and `RateLimit-*` headers (`RateLimit-Reset` in epoch seconds); the fake's quota
+ * window is answered with a 403 carrying the same headers — what GitLab's protected paths and
+ * older instances send, and what a connector must not take for a permission problem.
+ */
+function gitlabFaultReply(decision: FaultDecision, nowMs: number): Reply {
+  const throttle = (status: number, resetAtMs: number): Reply => {
+    const retryAfter = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1_000));
+    return {
+      status,
+      raw: { contentType: 'text/plain', text: 'Retry later\n' },
+      headers: {
+        'retry-after': String(retryAfter),
+        'ratelimit-name': 'throttle_authenticated_api',
+        'ratelimit-limit': '2000',
+        'ratelimit-observed': '2001',
+        'ratelimit-remaining': '0',
+        'ratelimit-reset': String(Math.ceil(resetAtMs / 1_000)),
+        'ratelimit-resettime': new Date(resetAtMs).toUTCString(),
+      },
+    };
+  };
+  switch (decision.kind) {
+    case 'none':
+      throw new Error('faultReply called without a fault');
+    case 'transient':
+      if (decision.status === 502)
+        return { status: 502, raw: { contentType: 'text/html', text: BAD_GATEWAY_HTML } };
+      return json(decision.status, { message: `${decision.status} ${STATUS_CODES[decision.status]}` });
+    case 'throttled':
+      return throttle(429, nowMs + decision.retryAfterSeconds * 1_000);
+    case 'rate-limit-window':
+      return throttle(403, decision.resetAtMs);
+    case 'forced':
+      return json(decision.status, {
+        message: `${decision.status} ${STATUS_CODES[decision.status] ?? 'Forced failure'}`,
+      });
   }
 }

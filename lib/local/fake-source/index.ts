@@ -1,6 +1,6 @@
 /**
- * The fault-injecting fake source: an HTTP server imitating a rest-json API and GitHub's issues
- * API, with deterministic faults, for integration tests, the demo, the chaos suite and the
+ * The fault-injecting fake source: an HTTP server imitating a rest-json API, GitHub's issues API
+ * and GitLab's, with deterministic faults, for integration tests, the demo, the chaos suite and the
  * benchmark. Start one with {@link startFakeSource}.
  */
 
@@ -14,6 +14,12 @@ export {
 export { FakeSourceError } from './errors.js';
 export { type FaultDecision, FaultInjector, RATE_LIMIT_QUOTA, TRANSIENT_STATUSES } from './faults.js';
 export { GITHUB_DEFAULT_PER_PAGE, GITHUB_MAX_PER_PAGE, githubTime } from './github.js';
+export {
+  GITLAB_COUNT_LIMIT,
+  GITLAB_DEFAULT_PER_PAGE,
+  GITLAB_MAX_PER_PAGE,
+  GITLAB_PROJECT_ID,
+} from './gitlab.js';
 export { type LiveLog, type LiveOptions, type LiveSettings, liveSchema } from './live.js';
 export { entityId, type TruthEntity } from './model.js';
 export {

@@ -1,5 +1,6 @@
 import type { Shape } from './fault-replies.js';
 import { getIssue, listIssues } from './github.js';
+import { getGitlabIssue, listGitlabIssues } from './gitlab.js';
 import type { Reply, RouteContext } from './http.js';
 import { getRecord, listRecords, listRecordsPaged } from './records.js';
 import type { RouteName } from './stats.js';
@@ -20,6 +21,8 @@ export interface Route {
 }
 
 const REPO = '^/repos/(?<owner>[^/]+)/(?<repo>[^/]+)/issues';
+// GitLab takes a numeric id or a URL-encoded path (`group%2Fproject`): one path segment either way.
+const PROJECT = '^/api/v4/projects/(?<project>[^/]+)/issues';
 
 /** Every route the fake source serves. */
 export const ROUTE_TABLE: readonly Route[] = [
@@ -62,6 +65,22 @@ export const ROUTE_TABLE: readonly Route[] = [
     kind: 'item',
     shape: 'github',
     handle: getIssue,
+  },
+  {
+    name: 'gitlab-issues',
+    method: 'GET',
+    pattern: new RegExp(`${PROJECT}$`),
+    kind: 'page',
+    shape: 'gitlab',
+    handle: listGitlabIssues,
+  },
+  {
+    name: 'gitlab-issue',
+    method: 'GET',
+    pattern: new RegExp(`${PROJECT}/(?<iid>\\d+)$`),
+    kind: 'item',
+    shape: 'gitlab',
+    handle: getGitlabIssue,
   },
   { name: 'truth', method: 'GET', pattern: /^\/_truth$/, kind: 'admin', shape: 'rest' },
   { name: 'stats', method: 'GET', pattern: /^\/_stats$/, kind: 'admin', shape: 'rest' },

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createControl, type FakeSourceControl } from './control.js';
 import { FakeSourceError } from './errors.js';
 import { faultReply } from './fault-replies.js';
+import { gitlabRateLimitHeaders } from './gitlab.js';
 import { json, type Reply, readJson, requestKey, send } from './http.js';
 import { LiveEditor, type LiveOptions } from './live.js';
 import type { FaultProfile, FaultProfileName } from './profiles.js';
@@ -121,7 +122,8 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
     // The source changes between the request and its answer, as a live one does mid-run.
     if (route.kind === 'page' && !faulted) live.beforeListing();
     const reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
-    send(res, reply, state.faults.rateLimitHeaders());
+    const quota = state.faults.rateLimitHeaders();
+    send(res, reply, route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota);
     stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted });
   }
 

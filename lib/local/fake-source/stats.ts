@@ -5,6 +5,8 @@ export const ROUTES = [
   'record',
   'github-issues',
   'github-issue',
+  'gitlab-issues',
+  'gitlab-issue',
   'truth',
   'control',
   'stats',
