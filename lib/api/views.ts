@@ -37,14 +37,21 @@ export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
  * it counted, never an estimate. A retry-failed run says what it fixed.
  */
 export function runSummary(
-  run: Pick<SyncRun, 'progress' | 'state' | 'mode'> & { readonly tombstoned?: number | null },
+  run: Pick<SyncRun, 'progress' | 'state' | 'mode'> & {
+    readonly tombstoned?: number | null;
+    readonly errorCount?: number;
+  },
   openDeadLetters: number,
 ): string {
   const { processed, total } = run.progress;
   if (run.mode === 'dlq_retry' && isTerminal(run.state)) {
-    if (processed === 0 && openDeadLetters === 0) return 'nothing to retry: no open dead letters';
-    if (processed === 0) return `fixed nothing: ${openDeadLetters} still failing in DLQ`;
-    return `recovered ${processed}, ${openDeadLetters} still failing in DLQ`;
+    // errorCount: entries that failed again in this run; openDeadLetters: those still open now
+    // (a later run may have resolved some since).
+    const failedAgain = run.errorCount ?? openDeadLetters;
+    const since = openDeadLetters < failedAgain ? `; ${failedAgain - openDeadLetters} resolved since` : '';
+    if (processed === 0 && failedAgain === 0) return 'nothing to retry: no open dead letters';
+    if (processed === 0) return `fixed nothing: ${failedAgain} still failing${since ? since : ' in DLQ'}`;
+    return `recovered ${processed}, ${failedAgain} still failing${since ? since : ' in DLQ'}`;
   }
   const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
   const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';

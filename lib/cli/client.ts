@@ -1,4 +1,5 @@
 import type { Problem } from '../api/problems.js';
+import { fetchSend, type HttpAnswer, nodeHttpSend } from './http.js';
 import type { RequestSigner } from './sigv4.js';
 import { CLI_VERSION } from './version.js';
 
@@ -65,9 +66,10 @@ export class ApiClient {
         headers,
         ...(payload === undefined ? {} : { body: payload }),
       });
-    let response: Response;
+    let response: HttpAnswer;
+    const send = this.options.fetch ? fetchSend(this.options.fetch) : nodeHttpSend;
     try {
-      response = await (this.options.fetch ?? fetch)(url, {
+      response = await send(url, {
         method,
         headers,
         ...(payload === undefined ? {} : { body: payload }),

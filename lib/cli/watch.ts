@@ -123,7 +123,7 @@ function sleep(ms: number): Promise<void> {
 export function outcomeOf(run: RunView): { line: string; ok: boolean } {
   const failure = run.failure ? ` (${run.failure.reason}: ${run.failure.message})` : '';
   const duration = run.durationSeconds === null ? '' : ` in ${humanDuration(run.durationSeconds)}`;
-  const fixedNothing = run.mode === 'dlq_retry' && run.progress.processed === 0 && run.openDeadLetters > 0;
+  const fixedNothing = run.mode === 'dlq_retry' && run.progress.processed === 0 && run.errorCount > 0;
   return {
     line: `run ${run.runId} ${run.state}${duration}: ${run.summary}${failure}`,
     ok: run.state === 'succeeded' && !fixedNothing,

@@ -13,6 +13,9 @@ import {
   type RecurringExpression,
 } from '../queue/schedule-expression.js';
 
+/** How long the firer trusts a schedule's details before reading them again. */
+const DETAIL_REFRESH_MS = 30_000;
+
 /** Delivers a fired schedule's input to its target. */
 export type ScheduleTarget = (input: string) => Promise<void>;
 
@@ -47,6 +50,7 @@ function recurring(expression: string): RecurringExpression | undefined {
 export class ScheduleFirer {
   private readonly firstSeen = new Map<string, number>();
   private readonly lastFired = new Map<string, number>();
+  private readonly detailCache = new Map<string, { schedule: GetScheduleCommandOutput; readAt: number }>();
 
   constructor(
     private readonly scheduler: SchedulerClient,
@@ -68,20 +72,37 @@ export class ScheduleFirer {
       names.push(...(page.Schedules ?? []).map((s) => s.Name!).filter(Boolean));
       token = page.NextToken;
     } while (token);
+    const listed = new Set(names);
+    for (const name of this.detailCache.keys()) if (!listed.has(name)) this.detailCache.delete(name);
     for (const name of names) {
       if (await this.fireIfDue(name)) fired.push(name);
     }
     return fired;
   }
 
-  private async fireIfDue(name: string): Promise<boolean> {
-    let schedule: GetScheduleCommandOutput;
+  /**
+   * A schedule's details, read again at most every {@link DETAIL_REFRESH_MS}: an idle local stack
+   * then costs one ListSchedules per tick, not one GetSchedule per schedule per second. A
+   * deleted schedule leaves the list at once; an edited one is seen within the refresh period.
+   */
+  private async details(name: string, now: number): Promise<GetScheduleCommandOutput | undefined> {
+    const cached = this.detailCache.get(name);
+    if (cached && now - cached.readAt < DETAIL_REFRESH_MS) return cached.schedule;
     try {
-      schedule = await this.scheduler.send(new GetScheduleCommand({ Name: name, GroupName: this.groupName }));
+      const schedule = await this.scheduler.send(
+        new GetScheduleCommand({ Name: name, GroupName: this.groupName }),
+      );
+      this.detailCache.set(name, { schedule, readAt: now });
+      return schedule;
     } catch (error) {
-      if (error instanceof ResourceNotFoundException) return false;
+      if (error instanceof ResourceNotFoundException) return undefined;
       throw error;
     }
+  }
+
+  private async fireIfDue(name: string): Promise<boolean> {
+    const schedule = await this.details(name, this.now());
+    if (!schedule) return false;
     const expression = schedule.ScheduleExpression ?? '';
     const now = this.now();
     const at = parseAtExpression(expression);

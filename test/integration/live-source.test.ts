@@ -112,4 +112,24 @@ describe('a source edited during a run loses nothing', () => {
     expect(filtered.progress.processed).toBe(81);
     expect(filtered.progress.total).toBe(81);
   }, 60_000);
+
+  it.each<Shape>(['github', 'rest-page'])(
+    '%s: a tie group four pages long ends, delivers each entity once, and holds the watermark at the tie',
+    async (shape) => {
+      const { fake, sourceId } = await liveSource(shape, 100, { touchesPerPage: 0 });
+      // A bulk edit: 80 entities share one updatedAt; then 10 ordinary edits after it.
+      const ids = fake.truth().entities.map((e) => e.id);
+      const tie = fake.control.touch(ids.slice(0, 80), { tied: true }).changed[0]!.updatedAt;
+      fake.control.touch(ids.slice(80, 90));
+
+      const run = await runToEnd(sourceId, 'full');
+
+      expect(run.state).toBe('succeeded');
+      expect(run.progress.processed).toBe(100);
+      expect(fake.truth().entities.at(-1)!.updatedAt > tie).toBe(true);
+      // The group was read by position: the next incremental run re-reads it from the tie.
+      expect((await engine.deps.sources.require(sourceId)).watermark).toBe(tie);
+    },
+    60_000,
+  );
 });

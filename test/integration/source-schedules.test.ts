@@ -1,4 +1,4 @@
-import { GetScheduleCommand, ListSchedulesCommand } from '@aws-sdk/client-scheduler';
+import { GetScheduleCommand, ListSchedulesCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
@@ -178,6 +178,33 @@ describe('source schedules', () => {
       { sourceId: id, mode: 'full', schedule: name },
       { sourceId: id, mode: 'full', schedule: name },
     ]);
+  });
+
+  it('an idle firer reads each schedule once per refresh period, not once per tick', async () => {
+    const id = `sched-${ulid().toLowerCase()}`;
+    await putSource(id, [
+      { expression: 'rate(1 hour)', mode: 'incremental' },
+      { expression: 'cron(0 3 * * ? *)', mode: 'full' },
+    ]);
+    let gets = 0;
+    const counting = {
+      send(command: { constructor: { name: string }; input: { Name?: string } }) {
+        if (command.constructor.name === 'GetScheduleCommand' && command.input.Name?.startsWith(`src-${id}-`))
+          gets += 1;
+        return aws.clients.scheduler.send(command as never);
+      },
+    } as unknown as SchedulerClient;
+    let now = Date.now();
+    const firer = new ScheduleFirer(counting, aws.names.scheduleGroup, new Map(), deps.logger, () => now);
+
+    for (let tick = 0; tick < 10; tick++) {
+      await firer.tick();
+      now += 1_000;
+    }
+    expect(gets).toBe(2);
+    now += 30_000;
+    await firer.tick();
+    expect(gets).toBe(4);
   });
 
   it('deleting the source removes its schedules', async () => {
