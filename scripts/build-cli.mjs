@@ -4,7 +4,16 @@
 // `npm ci` / `npm install` through the `prepare` script; bin/harvester.mjs falls back to tsx
 // when the bundle is missing or older than any source file, so a stale bundle never runs.
 import { readFileSync } from 'node:fs';
-import { build } from 'esbuild';
+
+// esbuild is a dev dependency: an install without dev dependencies skips the bundle, and the
+// bin runs the sources through tsx instead (slower to start, same behaviour).
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  console.warn('harvester: esbuild not installed; the CLI will run from its TypeScript sources');
+  process.exit(0);
+}
 
 const root = new URL('..', import.meta.url);
 const { version } = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));

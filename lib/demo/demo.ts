@@ -26,7 +26,7 @@ interface RunView {
   summary: string;
   progress: { processed: number; total: number | null; pages: number };
   errorCount: number;
-  heartbeatAgeSeconds: number;
+  heartbeatAgeSeconds: number | null;
   epoch: number;
   resume: { reason: string; from: string };
   failure: { reason: string; message: string } | null;
@@ -176,7 +176,7 @@ async function watch(
     bar.update(run.progress.processed, {
       errors: run.errorCount,
       state: run.state,
-      age: run.heartbeatAgeSeconds,
+      age: run.heartbeatAgeSeconds ?? 0,
       epoch: run.epoch,
       verdict: run.resume.reason,
     });
