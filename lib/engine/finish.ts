@@ -15,9 +15,10 @@ export interface Ending {
 }
 
 /**
- * Ends a run: state, lock release and (on success) watermark in one transaction, then the
- * outcome event and metrics. The event is best effort after the durable write: the run row is
- * the truth, and a failed publish is logged loudly rather than undoing the ending.
+ * Ends a run: state, lock release, (on success) watermark and the outbox mark in one
+ * transaction, then metrics and the outcome event. The event is published at least once: the
+ * mark leaves the run only after a successful publish, and the reaper re-publishes for a run
+ * whose worker died (or whose publish failed) in between.
  */
 export async function endRun(
   deps: EngineDeps,
@@ -47,15 +48,26 @@ export async function endRun(
     errorCount: ended.errorCount,
     failure: ended.failure,
   });
+  await publishOutcome(deps, ended);
+  return ended;
+}
+
+/**
+ * Publishes an ended run's outcome event (if its outcome deserves one) and clears its outbox
+ * mark. A failed publish is logged and the mark stays, so the reaper tries again.
+ */
+export async function publishOutcome(deps: EngineDeps, ended: SyncRun): Promise<boolean> {
   try {
     await deps.events.publishOutcome(ended);
   } catch (error) {
-    deps.logger.error('could not publish the run outcome event', {
+    deps.logger.error('could not publish the run outcome event; the reaper will retry', {
       runId: ended.runId,
       error: String(error),
     });
+    return false;
   }
-  return ended;
+  await deps.runs.clearOutbox(ended.runId);
+  return true;
 }
 
 /**

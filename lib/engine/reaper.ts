@@ -7,7 +7,7 @@ import { decideResume } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt } from '../run/silence.js';
 import { StoreError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
-import { endRun } from './finish.js';
+import { endRun, publishOutcome } from './finish.js';
 import { resendExpectedPage } from './handoff.js';
 import { pageScope } from './page-scope.js';
 import { rearm } from './restart.js';
@@ -73,7 +73,14 @@ function reportWaiting(deps: EngineDeps, waiting: ReapReport['waiting'], now: nu
 async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<ReapOutcome | undefined> {
   // The index is eventually consistent: re-read and re-check before acting.
   const run = await deps.runs.get(runId);
-  if (!run || !isActive(run.state)) return undefined;
+  if (!run) return undefined;
+  if (!isActive(run.state)) {
+    // An ended run still in the outbox: its worker died (or its publish failed) before the
+    // outcome event went out. Publish it now — at least once, possibly twice.
+    if (run.outboxAt === null) return undefined;
+    const published = await publishOutcome(deps, run);
+    return published ? { kind: 'acted', verdict: 'outbox', action: 'publish' } : undefined;
+  }
   const silence = judgeSilence(run, now);
   if (silence.kind === 'alive' || silence.kind === 'deferred') return undefined;
   if (silence.kind === 'waiting') {

@@ -108,6 +108,8 @@ export interface SyncRun {
   readonly deferredUntil: number | null;
   /** The expected page as handed to the queue and not yet claimed; null while a worker holds it. */
   readonly handoff: Handoff | null;
+  /** Set when the run ended, until its outcome event is confirmed published (the outbox). */
+  readonly outboxAt: number | null;
   readonly restarts: number;
   readonly resume: ResumeRecord;
   readonly failure: RunFailure | null;

@@ -34,6 +34,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     heartbeatAt: item.heartbeatAt as number,
     deferredUntil: (item.deferredUntil ?? null) as number | null,
     handoff: (item.handoff ?? null) as Handoff | null,
+    outboxAt: (item.outboxAt ?? null) as number | null,
     restarts: (item.restarts ?? 0) as number,
     resume: item.resume as ResumeRecord,
     failure: (item.failure ?? null) as RunFailure | null,

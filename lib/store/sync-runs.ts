@@ -7,14 +7,15 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
-import type {
-  Checkpoint,
-  ResumeRecord,
-  RunFailure,
-  RunMode,
-  RunState,
-  RunTrigger,
-  SyncRun,
+import {
+  type Checkpoint,
+  isActive,
+  type ResumeRecord,
+  type RunFailure,
+  type RunMode,
+  type RunState,
+  type RunTrigger,
+  type SyncRun,
 } from '../run/model.js';
 import {
   DuplicatePageError,
@@ -439,7 +440,10 @@ export class SyncRunStore {
         (finish.failure ? ', failure = :failure' : '') +
         (finish.resume ? ', #resume = :resume' : '') +
         (succeeded ? ', #progress.#total = #progress.#processed' : '') +
-        ' REMOVE activeShard, deferredUntil, handoff',
+        // The outbox: the ended run stays in the active index, marked, until its outcome event
+        // is confirmed published (clearOutbox); the reaper re-publishes it if the worker died first.
+        ', outboxAt = :now' +
+        ' REMOVE deferredUntil, handoff',
       ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
       ExpressionAttributeNames: {
         '#state': 'state',
@@ -456,6 +460,25 @@ export class SyncRunStore {
         ...(finish.resume ? { ':resume': finish.resume } : {}),
       },
     };
+  }
+
+  /**
+   * The ended run's outcome event is published: it leaves the outbox and the active index.
+   * Idempotent; a run with nothing pending is left alone.
+   */
+  async clearOutbox(runId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'REMOVE outboxAt, activeShard',
+          ConditionExpression: 'attribute_exists(outboxAt)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   /** Ends the run (without touching the source lock; see `RunLifecycle.finish` for the usual path). */
@@ -566,7 +589,8 @@ export class SyncRunStore {
   }
 
   /**
-   * Active runs whose last heartbeat is older than `silentSince`, from the sparse active index.
+   * Active runs (and ended runs still in the outbox) whose last heartbeat is older than
+   * `silentSince`, from the sparse active index.
    * Deferred runs are left out until their pause ended before `silentSince` too, so the worker
    * that picks the woken page has the same grace as any other. The index is eventually
    * consistent: the reaper re-reads each candidate before acting.
@@ -587,9 +611,9 @@ export class SyncRunStore {
     return shards.flat().map(toSyncRun);
   }
 
-  /** Every active run (for operators and tests). */
+  /** Every active run (for operators and tests); ended runs still in the outbox are left out. */
   async listActive(): Promise<SyncRun[]> {
-    return this.listSilent(Number.MAX_SAFE_INTEGER);
+    return (await this.listSilent(Number.MAX_SAFE_INTEGER)).filter((run) => isActive(run.state));
   }
 
   private async update(

@@ -10,6 +10,12 @@ export interface DeliveryStats {
   resends: number;
   delayed: number;
   redeliveries: number;
+  sendFailures: number;
+}
+
+/** The SQS error a faulty send throws (the step fails; its message is redelivered). */
+export class SimulatedSendError extends Error {
+  override readonly name = 'SimulatedSendError';
 }
 
 /**
@@ -22,7 +28,14 @@ export class ChaosQueue {
   private faults: DeliveryFaults | null = null;
   private rng: Rng | null = null;
   private history: PageMessage[] = [];
-  stats: DeliveryStats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0 };
+  stats: DeliveryStats = {
+    sends: 0,
+    duplicates: 0,
+    resends: 0,
+    delayed: 0,
+    redeliveries: 0,
+    sendFailures: 0,
+  };
   private readonly base: PageQueue;
 
   constructor(base: PageQueue) {
@@ -43,7 +56,7 @@ export class ChaosQueue {
     this.faults = faults;
     this.rng = rng;
     this.history = [];
-    this.stats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0 };
+    this.stats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0, sendFailures: 0 };
   }
 
   disarm(): void {
@@ -54,6 +67,16 @@ export class ChaosQueue {
     const { faults, rng } = this;
     if (!faults || !rng) return base.send(message, delaySeconds);
     this.stats.sends += 1;
+    // A successor (page > 1, not a deferral's wake-up) lost between its commit and its send.
+    if (
+      message.page > 1 &&
+      !message.deferred &&
+      this.stats.sendFailures < (faults.maxSendFailures ?? 0) &&
+      rng.chance(faults.sendFailureRate ?? 0)
+    ) {
+      this.stats.sendFailures += 1;
+      throw new SimulatedSendError(`SQS SendMessage failed for page ${message.page}`);
+    }
     const delay = (): number => {
       if (this.stats.delayed >= faults.maxDelays || !rng.chance(faults.delayRate)) return 0;
       this.stats.delayed += 1;

@@ -64,6 +64,13 @@ export interface DeliveryFaults {
   /** Probability that a send is delayed 1–2 s (DelaySeconds); at most `maxDelays` per trial. */
   readonly delayRate: number;
   readonly maxDelays: number;
+  /**
+   * Probability that sending a successor fails after its page was committed (an SQS error
+   * between commit and send); at most `maxSendFailures` per trial. The page's redelivery or the
+   * reaper must re-send it at the same epoch, without a restart.
+   */
+  readonly sendFailureRate?: number;
+  readonly maxSendFailures?: number;
 }
 
 /** Everything a trial does, derived from its seed alone. */
@@ -117,6 +124,8 @@ export function planTrial(seed: number): TrialPlan {
     resendRate: rng.chance(0.5) ? 0.1 : 0,
     delayRate: rng.chance(0.4) ? 0.15 : 0,
     maxDelays: 2,
+    // Drawn from the plan's stream after everything else, so older seeds keep their other faults.
+    ...(rng.chance(0.5) ? { sendFailureRate: 0.2, maxSendFailures: 2 } : {}),
   };
 
   const stalls = rng.pick([0, 1, 1, 2, 2, 2]);

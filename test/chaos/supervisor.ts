@@ -129,8 +129,10 @@ export class Supervisor {
   private async reap(runId: string): Promise<Reap[]> {
     this.env.clock.advance(SILENCE_MS);
     const report = await this.env.runtime.reapNow();
+    // Re-sending a lost page at the same epoch (and re-publishing an outcome event) is not a
+    // restart: only fences count as the reaper's actions on a run.
     return report.actions
-      .filter((a) => a.runId === runId)
+      .filter((a) => a.runId === runId && a.action !== 'resend' && a.action !== 'publish')
       .map(({ verdict, action }) => ({ verdict, action }));
   }
 

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -259,6 +259,38 @@ describe('harvester CLI', () => {
     const get = await time('runs', 'get', runId);
     console.info(`harvester start-up, median of 5: --help ${help} ms, runs get ${get} ms`);
     expect(help).toBeGreaterThan(0);
+  });
+
+  it('fake-source prints ready rest-json and GitHub configs that work when pasted', async () => {
+    const child = spawn(process.execPath, [BIN, 'fake-source', '--port', '0', '--entities', '20'], {
+      env: { ...process.env, HARVESTER_API_URL: stack.apiUrl },
+    });
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready line: ${out}`)), 30_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('Ctrl-C')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    try {
+      const lines = out.split('\n').filter((l) => l.trim().startsWith('npx harvester'));
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toContain('--connector github-issues');
+      // Paste the GitHub line (minus `npx harvester`, which the test runs directly).
+      const github = lines[1]!.trim().replace(/^npx harvester /, '');
+      const args = [...github.matchAll(/'[^']*'|\S+/g)].map((m) => m[0].replace(/^'|'$/g, ''));
+      const put = await cli(...args);
+      expect(put.code).toBe(0);
+      const tested = await cli('sources', 'test', 'demo-github');
+      expect(tested.code).toBe(0);
+      expect(tested.stdout).toMatch(/first page 20 records/);
+    } finally {
+      child.kill('SIGINT');
+    }
   });
 
   it('runs watch exits non-zero for a cancelled run', async () => {

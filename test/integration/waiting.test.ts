@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { type EngineDeps, SimulatedCrashError, type StepPoint } from '../../lib/engine/deps.js';
 import { drainDeadMessage } from '../../lib/engine/drain.js';
+import { endRun } from '../../lib/engine/finish.js';
 import { redeliveryDelaySeconds } from '../../lib/engine/page-batch.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { reap } from '../../lib/engine/reaper.js';
@@ -12,7 +13,7 @@ import type { StepResult } from '../../lib/engine/step.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
-import { isTerminal, type RunMode } from '../../lib/run/model.js';
+import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,
@@ -307,5 +308,38 @@ describe('deferral schedules', () => {
       }),
     );
     expect(Schedules).toHaveLength(2);
+  });
+});
+
+describe('the outbox', () => {
+  it('re-publishes a run’s outcome event when the worker died between ending the run and publishing', async () => {
+    const runId = await newRun('full');
+    await processPage(engine.deps, await takeOne(runId));
+    const published: string[] = [];
+    let alive = false;
+    const events = {
+      async publishOutcome(run: SyncRun) {
+        if (!alive) throw new Error('worker died before publishing');
+        published.push(run.runId);
+        return 'SyncRun Failed';
+      },
+    } as unknown as EngineDeps['events'];
+    const deps = { ...engine.deps, events };
+    const run = await engine.deps.runs.require(runId);
+
+    await endRun(deps, run, { epoch: 1, state: 'failed', failure: { reason: 'page_failed', message: 'x' } });
+    expect(published).toEqual([]);
+    expect((await engine.deps.runs.require(runId)).outboxAt).not.toBeNull();
+
+    alive = true;
+    clock.advance(SILENCE);
+    const report = await reap(deps);
+
+    expect(report.actions).toContainEqual({ runId, verdict: 'outbox', action: 'publish' });
+    expect(published).toEqual([runId]);
+    expect((await engine.deps.runs.require(runId)).outboxAt).toBeNull();
+    clock.advance(SILENCE);
+    await reap(deps);
+    expect(published).toEqual([runId]);
   });
 });

@@ -236,6 +236,7 @@ describe('toRunView', () => {
     finishedAt: null,
     updatedAt: 0,
     handoff: null,
+    outboxAt: null,
   };
 
   it('shows the heartbeat while running, with a duration so far, the trigger and the verdict in words', () => {

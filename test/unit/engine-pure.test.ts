@@ -26,6 +26,7 @@ function run(overrides: Partial<SyncRun> = {}): SyncRun {
     heartbeatAt: 0,
     deferredUntil: null,
     handoff: null,
+    outboxAt: null,
     restarts: 0,
     resume: { reason: 'fresh_start', from: 'scratch', at: 0 },
     failure: null,
