@@ -50,8 +50,9 @@ function urlProblem(value: string): string | undefined {
   return undefined;
 }
 
-function valueProblem(key: string, value: string): string | undefined {
-  if (key === 'prefix' && !PREFIX_SHAPE.test(value))
+function valueProblem(key: string, value: string, parent: string | undefined): string | undefined {
+  // Only an auth block's `prefix` precedes a credential; other prefixes (S3 key prefixes) are data.
+  if (key === 'prefix' && parent === 'auth' && !PREFIX_SHAPE.test(value))
     return 'must be a scheme word such as "Bearer " or empty; the credential itself belongs in the secret';
   if (TOKEN_SHAPES.some((shape) => shape.test(value)))
     return isReferenceField(key)
@@ -70,7 +71,7 @@ export function rawSecretFields(config: unknown, path: string[] = []): FieldErro
   for (const [key, value] of Object.entries(config as Record<string, unknown>)) {
     const here = [...path, key];
     if (typeof value === 'string') {
-      const problem = valueProblem(key, value);
+      const problem = valueProblem(key, value, path.at(-1));
       if (problem) found.push({ path: here.join('.'), message: problem });
     } else {
       found.push(...rawSecretFields(value, here));

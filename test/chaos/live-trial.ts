@@ -28,14 +28,17 @@ export async function liveTrial(trial: Trial, run: SupervisedRun): Promise<strin
   const violations: string[] = [];
   const fail = (invariant: string, label: string, detail: string) =>
     violations.push(`${invariant} (${label}): ${detail}`);
-  await putSource(env.deps, sourceId, live.shape === 'github' ? 'github-issues' : 'rest-json', config(trial));
+  const connector =
+    live.shape === 'github' ? 'github-issues' : live.shape === 'gitlab' ? 'gitlab-issues' : 'rest-json';
+  await putSource(env.deps, sourceId, connector, config(trial));
   const edits = {
     touchesPerPage: live.touchesPerPage,
     addsPerPage: live.addsPerPage,
     deletesPerPage: live.deletesPerPage,
     tied: live.tied,
   };
-  const storeShape = live.shape === 'github' ? 'github' : 'rest';
+  // GitHub numbers and GitLab iids are the entity's number.
+  const storeShape = live.shape === 'github' || live.shape === 'gitlab' ? 'github' : 'rest';
 
   const ended = (label: string, record: RunRecord) => {
     if (record.run.state !== 'succeeded')
@@ -101,6 +104,8 @@ function config(trial: Trial): Record<string, unknown> {
   switch (plan.live?.shape) {
     case 'github':
       return { owner: 'chaos', repo: 'live', baseUrl: fake.url, perPage: Math.min(plan.pageSize, 100) };
+    case 'gitlab':
+      return { project: 'chaos/live', baseUrl: `${fake.url}/api/v4`, perPage: Math.min(plan.pageSize, 100) };
     case 'rest-page':
       return fakeRestConfig(fake.url, {
         url: `${fake.url}/records-paged`,

@@ -3,6 +3,9 @@ import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { Rng } from './rng.js';
 
 export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const;
+/** Connectors with a trial of their own in every chaos run, whatever the seeds pick. */
+export const CONNECTOR_TRIALS = ['gitlab-issues', 's3-objects'] as const;
+export type ConnectorTrial = (typeof CONNECTOR_TRIALS)[number];
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
 /** A simulated crash (CrashHooks-style) at a step point of one page of the chaos run. */
@@ -42,7 +45,7 @@ export interface KillFault {
  * listing request while an incremental run — and, if planned, a reconciliation — reads it.
  */
 export interface LivePlan {
-  readonly shape: 'github' | 'rest-page' | 'rest-cursor';
+  readonly shape: 'github' | 'gitlab' | 'rest-page' | 'rest-cursor';
   readonly touchesPerPage: number;
   readonly addsPerPage: number;
   readonly deletesPerPage: number;
@@ -161,7 +164,7 @@ export function planTrial(seed: number): TrialPlan {
   const live: LivePlan | null =
     mode === 'live'
       ? {
-          shape: rng.pick(['github', 'rest-page', 'rest-cursor'] as const),
+          shape: rng.pick(['github', 'gitlab', 'rest-page', 'rest-cursor'] as const),
           touchesPerPage: rng.int(1, 3),
           addsPerPage: rng.int(0, 1),
           deletesPerPage: rng.int(0, 1),
@@ -170,4 +173,30 @@ export function planTrial(seed: number): TrialPlan {
         }
       : null;
   return { seed, ...base, rate429, delivery, crashes, zombie, kill, slow, touches, catchUp, fixed, live };
+}
+
+/**
+ * The plan of a connector trial: the seed's faults (crashes, zombie, kill, slow worker, delivery
+ * faults, throttling), run as a live trial over the connector's source — the fake source's GitLab
+ * shape, or a bucket on the emulator's S3 (s3-trial.ts).
+ */
+export function planConnectorTrial(seed: number, connector: ConnectorTrial): TrialPlan {
+  const plan = planTrial(seed);
+  const rng = new Rng(seed ^ 0x3c0ffee);
+  return {
+    ...plan,
+    mode: 'live',
+    // S3 lists cheaply: smaller pages give the planned crashes and edits more pages to land on.
+    pageSize: connector === 's3-objects' ? Math.ceil(plan.pageSize / 3) : plan.pageSize,
+    invalid: 0,
+    touches: [],
+    live: {
+      shape: connector === 'gitlab-issues' ? 'gitlab' : 'rest-cursor',
+      touchesPerPage: rng.int(1, 3),
+      addsPerPage: rng.int(0, 1),
+      deletesPerPage: rng.int(0, 1),
+      tied: connector === 'gitlab-issues' && rng.chance(0.3),
+      reconcile: true,
+    },
+  };
 }

@@ -61,3 +61,16 @@ export function trialSeeds(env: NodeJS.ProcessEnv = process.env): number[] {
     throw new Error('CHAOS_BASE_SEED must be a non-negative integer');
   return Array.from({ length: trials }, (_, i) => hash32(base, 'trial', i) >>> 1);
 }
+
+/**
+ * The seed of a connector's own trial: `CHAOS_SEED` when replaying, else one derived from
+ * `CHAOS_BASE_SEED` (or a fresh random base) and the connector's name, so each run meets new faults.
+ */
+export function connectorTrialSeed(connector: string, env: NodeJS.ProcessEnv = process.env): number {
+  if (env.CHAOS_SEED !== undefined && env.CHAOS_SEED !== '') return Number(env.CHAOS_SEED);
+  const base =
+    env.CHAOS_BASE_SEED !== undefined && env.CHAOS_BASE_SEED !== ''
+      ? Number(env.CHAOS_BASE_SEED)
+      : Math.floor(Math.random() * 0x7fff_ffff);
+  return hash32(base, connector, 0) >>> 1;
+}

@@ -10,6 +10,7 @@ import { checkRun, type Expected } from './invariants.js';
 import { liveTrial } from './live-trial.js';
 import type { ChaosMode, TrialPlan } from './plan.js';
 import { Rng } from './rng.js';
+import { s3Trial } from './s3-trial.js';
 import { type RunRecord, Supervisor } from './supervisor.js';
 import { latest, slowWorker, split, type Trial, touchBehindCursor } from './trial-faults.js';
 
@@ -22,8 +23,15 @@ export interface TrialOutcome {
 
 let sources = 0;
 
-/** Runs one trial: its mode's runs under its faults, each checked against the fake source's truth. */
-export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialOutcome> {
+/**
+ * Runs one trial: its mode's runs under its faults, each checked against the fake source's truth.
+ * `connector: 's3-objects'` runs the plan as the S3 trial (s3-trial.ts) instead of its mode.
+ */
+export async function runTrial(
+  env: ChaosEnv,
+  plan: TrialPlan,
+  connector?: 's3-objects',
+): Promise<TrialOutcome> {
   const started = Date.now();
   const timeline: string[] = [];
   const log = (line: string) => timeline.push(`${String(Date.now() - started).padStart(6)} ms  ${line}`);
@@ -51,7 +59,8 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialOut
       fakeRestConfig(fake.url, { pageSize: plan.pageSize }),
     );
     env.queue.arm(plan.delivery, rng);
-    const violations = await MODES[plan.mode](trial);
+    const violations =
+      connector === 's3-objects' ? await s3Trial(trial, supervisedRun) : await MODES[plan.mode](trial);
     log(`deliveries: ${JSON.stringify(env.queue.stats)}`);
     return { violations, timeline, ms: Date.now() - started };
   } finally {

@@ -25,14 +25,18 @@
  * with a resume verdict matching its restarts, no lock left held, the page DLQ empty, a fenced
  * worker writes nothing, and no stall that no crash or kill explains.
  *
+ * **Connector trials.** Besides the seeded trials, every run holds one trial per connector in
+ * `CONNECTOR_TRIALS` (`gitlab-issues` as a live trial over the fake source's GitLab shape,
+ * `s3-objects` over a bucket on the emulator's S3 with `SlowDown` answers, see `s3-trial.ts`).
+ *
  * `CHAOS_TRIALS=N` (default 30) sets the number of fresh seeds; `CHAOS_SEED=S` replays one trial's
  * plan (the interleaving of real workers is not replayed, so a rare race may need a few runs).
  * `CHAOS_VERBOSE=1` prints every trial's timeline.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ChaosEnv, setUpChaosEnv } from './chaos-env.js';
-import { planTrial, type TrialPlan } from './plan.js';
-import { trialSeeds } from './rng.js';
+import { CONNECTOR_TRIALS, planConnectorTrial, planTrial, type TrialPlan } from './plan.js';
+import { connectorTrialSeed, trialSeeds } from './rng.js';
 import { runTrial, type TrialOutcome } from './trial.js';
 
 const seeds = trialSeeds();
@@ -61,4 +65,17 @@ describe('chaos trials', () => {
     if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
     if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
   });
+});
+
+describe('connector trials', () => {
+  // Every chaos run also runs each newer connector once under a seed's faults (CHAOS_SEED replays it).
+  it.each(CONNECTOR_TRIALS)(
+    '%s: nothing lost under faults and live edits, exactly the deleted tombstoned',
+    async (connector) => {
+      const plan = planConnectorTrial(connectorTrialSeed(connector), connector);
+      const outcome = await runTrial(env, plan, connector === 's3-objects' ? 's3-objects' : undefined);
+      if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
+      if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
+    },
+  );
 });

@@ -97,7 +97,10 @@ export function registerSourceCommands(program: Command, io: Io): void {
   sources
     .command('put <sourceId>')
     .description('create or replace a source (schedules are replaced as a whole)')
-    .requiredOption('--connector <name>', 'connector name: rest-json, github-issues')
+    .requiredOption(
+      '--connector <name>',
+      'connector name: github-issues, gitlab-issues, rest-json, s3-objects',
+    )
     .requiredOption('--config <json|@file>', 'connector config as JSON, or @path to a JSON file')
     .option(
       '--schedule <expression:mode>',
