@@ -83,7 +83,8 @@ export async function setUpTestEngine(
 export async function waitForRun(
   deps: EngineDeps,
   runId: string,
-  until: (run: SyncRun) => boolean = (run) => isTerminal(run.state),
+  // Ended and its outcome event out (the outbox cleared), so later reads see the same row.
+  until: (run: SyncRun) => boolean = (run) => isTerminal(run.state) && run.outboxAt === null,
   timeoutMs = 90_000,
 ): Promise<SyncRun> {
   const deadline = Date.now() + timeoutMs;
