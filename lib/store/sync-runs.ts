@@ -442,7 +442,8 @@ export class SyncRunStore {
         (succeeded ? ', #progress.#total = #progress.#processed' : '') +
         // The outbox: the ended run stays in the active index, marked, until its outcome event
         // is confirmed published (clearOutbox); the reaper re-publishes it if the worker died first.
-        ', outboxAt = :now' +
+        // heartbeatAt: the reaper looks at an ended run only once it has been silent 90 s since.
+        ', outboxAt = :now, heartbeatAt = :now' +
         ' REMOVE deferredUntil, handoff',
       ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
       ExpressionAttributeNames: {
