@@ -14,7 +14,7 @@ import {
   urlProblems,
 } from '../../lib/connectors/url-policy.js';
 import { createSecretResolver, SECRET_CACHE_TTL_MS } from '../../lib/engine/secrets.js';
-import { ClassifiedError, SourceHttpError } from '../../lib/retry/errors.js';
+import { SourceHttpError } from '../../lib/retry/errors.js';
 
 const LOCAL: SourcePolicy = { ...STRICT_SOURCE_POLICY, allowLoopback: true, allowPrivate: true };
 /** A resolver that knows a few names, and nothing else (no DNS in unit tests). */
