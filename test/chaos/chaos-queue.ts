@@ -11,6 +11,8 @@ export interface DeliveryStats {
   delayed: number;
   redeliveries: number;
   sendFailures: number;
+  /** Successors held back as a queue backlog. */
+  held: number;
 }
 
 /** The SQS error a faulty send throws (the step fails; its message is redelivered). */
@@ -35,7 +37,11 @@ export class ChaosQueue {
     delayed: 0,
     redeliveries: 0,
     sendFailures: 0,
+    held: 0,
   };
+  private backlog: { runId: string; page: number } | null = null;
+  /** The successor held back by the backlog fault: sent and confirmed, delivered to nobody yet. */
+  held: PageMessage | null = null;
   private readonly base: PageQueue;
 
   constructor(base: PageQueue) {
@@ -56,11 +62,34 @@ export class ChaosQueue {
     this.faults = faults;
     this.rng = rng;
     this.history = [];
-    this.stats = { sends: 0, duplicates: 0, resends: 0, delayed: 0, redeliveries: 0, sendFailures: 0 };
+    this.stats = {
+      sends: 0,
+      duplicates: 0,
+      resends: 0,
+      delayed: 0,
+      redeliveries: 0,
+      sendFailures: 0,
+      held: 0,
+    };
   }
 
   disarm(): void {
     this.faults = null;
+    this.backlog = null;
+  }
+
+  /** Holds back the first successor of `runId` of page ≥ `page` (a queue backlog), until {@link release}. */
+  armBacklog(runId: string, page: number): void {
+    this.backlog = { runId, page };
+  }
+
+  /** Delivers the held successor now (the backlog cleared); false when nothing was held. */
+  async release(): Promise<PageMessage | null> {
+    const message = this.held;
+    this.held = null;
+    this.backlog = null;
+    if (message) await this.base.send(message, 0);
+    return message;
   }
 
   private async send(base: PageQueue, message: PageMessage, delaySeconds: number): Promise<void> {
@@ -76,6 +105,14 @@ export class ChaosQueue {
     ) {
       this.stats.sendFailures += 1;
       throw new SimulatedSendError(`SQS SendMessage failed for page ${message.page}`);
+    }
+    const backlog = this.backlog;
+    if (backlog && message.runId === backlog.runId && message.page >= backlog.page && !message.deferred) {
+      // The send succeeds (the engine confirms it), but the message waits behind a backlog.
+      this.backlog = null;
+      this.held = message;
+      this.stats.held += 1;
+      return;
     }
     const delay = (): number => {
       if (this.stats.delayed >= faults.maxDelays || !rng.chance(faults.delayRate)) return 0;

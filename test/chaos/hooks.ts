@@ -16,6 +16,8 @@ export interface PlannedCrash {
   readonly point: StepPoint;
   readonly page: number;
   readonly onCrash?: (context: StepContext) => void;
+  /** Runs before the worker dies, while it is still alive and heartbeating (a long fetch). */
+  readonly before?: (context: StepContext) => Promise<void>;
 }
 
 /** What a trial arms the in-process workers' hooks with. */
@@ -60,6 +62,7 @@ export class ChaosHooks implements EngineHooks {
     const index = armed.pending.findIndex((c) => c.point === point && c.page <= context.page);
     if (index < 0) return;
     const [crash] = armed.pending.splice(index, 1);
+    await crash!.before?.(context);
     this.fired.push({ point, ...context });
     crash!.onCrash?.(context);
     throw new SimulatedCrashError(`chaos: simulated crash at ${point} of page ${context.page}`);

@@ -99,6 +99,12 @@ export async function checkRun(
     );
   }
 
+  if (record.backlog && !record.backlog.judgedWaiting)
+    fail(
+      INVARIANT.stall,
+      `its successor waited ${record.backlog.waitedMs} ms in the queue, but the reaper did not judge the run waiting`,
+    );
+
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);
   if (source.activeRunId !== null) fail(INVARIANT.lock, `source still locked by ${source.activeRunId}`);

@@ -1,3 +1,4 @@
+import { RELIABILITY } from '../../lib/config/constants.js';
 import { STEP_POINTS, type StepPoint } from '../../lib/engine/deps.js';
 import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { Rng } from './rng.js';
@@ -32,6 +33,27 @@ export interface SlowFault {
   readonly point: 'beforeFetch' | 'afterLoad';
   readonly page: number;
   readonly ms: number;
+}
+
+/**
+ * A queue backlog: the first successor of page ≥ `page` is sent (and confirmed), but no worker
+ * gets it until the clock moved `waitMs` — longer than the 90 s silence threshold — and the reaper
+ * ran. The reaper must judge the run waiting: a backlog is not a stall fault, it costs no restart.
+ */
+export interface BacklogFault {
+  readonly page: number;
+  readonly waitMs: number;
+}
+
+/**
+ * A step that hits its time limit: the worker of page ≥ `page` claims it, stays in the fetch
+ * (alive, heartbeating) for `stallMs` while the clock moves `fetchMs`, then is killed as Lambda
+ * kills a step at its timeout. A stall fault: the reaper fences it and resumes or restarts.
+ */
+export interface TimeoutFault {
+  readonly page: number;
+  readonly stallMs: number;
+  readonly fetchMs: number;
 }
 
 /** SIGKILL of the worker process once the run committed `afterPages` pages, `delayMs` after it looked busy. */
@@ -96,6 +118,10 @@ export interface TrialPlan {
   readonly fixed: number;
   /** live: the edits racing the runs. */
   readonly live: LivePlan | null;
+  /** The successor that waits in the queue past the silence threshold. */
+  readonly backlog: BacklogFault | null;
+  /** The step killed at its time limit after a long fetch (a third kind of stall, never a third stall). */
+  readonly timeout: TimeoutFault | null;
 }
 
 /** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
@@ -105,8 +131,8 @@ export function expectedPages(plan: Pick<TrialPlan, 'mode' | 'entities' | 'pageS
 }
 
 /**
- * Derives a trial from its seed. At most two faults that stall the run (crashes, zombie, kill)
- * are planned: each costs one reaper restart, and a run may be restarted three times before it
+ * Derives a trial from its seed. At most two faults that stall the run (crashes, zombie, kill,
+ * a step timeout) are planned: each costs one reaper restart, and a run may be restarted three times before it
  * ends `restart_limit`, which leaves one restart of margin.
  */
 export function planTrial(seed: number): TrialPlan {
@@ -172,7 +198,31 @@ export function planTrial(seed: number): TrialPlan {
           reconcile: rng.chance(0.5),
         }
       : null;
-  return { seed, ...base, rate429, delivery, crashes, zombie, kill, slow, touches, catchUp, fixed, live };
+  // Drawn after everything else, so older seeds keep their other faults.
+  const backlog: BacklogFault | null =
+    pages > 1 && rng.chance(0.35)
+      ? { page: rng.int(2, pages), waitMs: rng.int(RELIABILITY.silenceThresholdMs + 5_000, 5 * 60_000) }
+      : null;
+  const timeout: TimeoutFault | null =
+    rng.chance(0.3) && stalls < 2
+      ? { page: rng.int(1, pages), stallMs: rng.int(300, 1_200), fetchMs: rng.int(60_000, 240_000) }
+      : null;
+  return {
+    seed,
+    ...base,
+    rate429,
+    delivery,
+    crashes,
+    zombie,
+    kill,
+    slow,
+    touches,
+    catchUp,
+    fixed,
+    live,
+    backlog,
+    timeout,
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import { InFlightLedger, type InFlightSample } from './in-flight.js';
-import type { KillFault, ZombieFault } from './plan.js';
+import type { BacklogFault, KillFault, ZombieFault } from './plan.js';
 import { type ZombieRecord, ZombieWatch } from './zombie.js';
 
 const SAMPLE_MS = 250;
@@ -36,6 +36,8 @@ export interface RunRecord {
   /** dlq_retry: the refs of the entries still open right after the last fence. */
   readonly openAtLastFence: ReadonlySet<string> | null;
   readonly timedOut: boolean;
+  /** The backlog fault, when it fired: how long the successor waited, and whether the reaper saw the run waiting. */
+  readonly backlog: { readonly waitedMs: number; readonly judgedWaiting: boolean } | null;
 }
 
 interface Sample extends InFlightSample {
@@ -58,7 +60,11 @@ export class Supervisor {
   constructor(
     private readonly env: ChaosEnv,
     private readonly fake: FakeSource,
-    private readonly faults: { kill: KillFault | null; zombie: ZombieFault | null },
+    private readonly faults: {
+      kill: KillFault | null;
+      zombie: ZombieFault | null;
+      backlog?: BacklogFault | null;
+    },
     private readonly log: (line: string) => void,
   ) {
     const { clients, resources } = env.engine.aws;
@@ -81,6 +87,7 @@ export class Supervisor {
     let lastChange = Date.now();
     let lastPosition = '';
     let timedOut = false;
+    let backlog: RunRecord['backlog'] = null;
     for (;;) {
       const s = await this.sample(runId);
       if (isTerminal(s.run.state)) break;
@@ -107,6 +114,22 @@ export class Supervisor {
       fast = candidate && s.unexplained <= 0 ? fast + 1 : 0;
       if (candidate && (fast >= FAST_SAMPLES || Date.now() - lastChange >= QUIET_MS)) {
         const how = fast >= FAST_SAMPLES ? 'nothing in flight' : `quiet ${QUIET_MS} ms`;
+        if (this.env.queue.held && this.faults.backlog) {
+          // The run's successor waits in a backlogged queue: the reaper runs after the wait, then
+          // the message is delivered. Any fence here is a restart no crash explains.
+          const waitMs = this.faults.backlog.waitMs;
+          const { mine, waiting } = await this.reapAfter(runId, waitMs);
+          reaps.push(...mine);
+          backlog = { waitedMs: waitMs, judgedWaiting: waiting };
+          const held = await this.env.queue.release();
+          this.log(
+            `backlog: page ${held?.page} (epoch ${held?.epoch}) waited ${waitMs} ms in the queue; reaper: ${JSON.stringify(mine)}, ${waiting ? 'judged waiting' : 'NOT judged waiting'}; delivered`,
+          );
+          fast = 0;
+          lastChange = Date.now();
+          await sleep(SAMPLE_MS);
+          continue;
+        }
         const mine = await this.reap(runId);
         reaps.push(...mine);
         this.log(`stalled at ${position} (${how}); reaper: ${JSON.stringify(mine)}`);
@@ -119,21 +142,29 @@ export class Supervisor {
       }
       await sleep(SAMPLE_MS);
     }
+    const unfired = await this.env.queue.release();
+    if (unfired) this.log(`backlog: page ${unfired.page} held until the run ended; delivered now`);
     const zombie = (await this.zombie?.settle()) ?? null;
     await this.quiesce();
     const run = await this.env.deps.runs.require(runId);
-    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut };
+    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut, backlog };
   }
 
   /** One reaper pass, 90 s of silence later as far as the reaper can tell. */
   private async reap(runId: string): Promise<Reap[]> {
-    this.env.clock.advance(SILENCE_MS);
+    return (await this.reapAfter(runId, SILENCE_MS)).mine;
+  }
+
+  /** One reaper pass `ms` later; also whether it reported the run waiting in the queue. */
+  private async reapAfter(runId: string, ms: number): Promise<{ mine: Reap[]; waiting: boolean }> {
+    this.env.clock.advance(ms);
     const report = await this.env.runtime.reapNow();
     // Re-sending a lost page at the same epoch (and re-publishing an outcome event) is not a
     // restart: only fences count as the reaper's actions on a run.
-    return report.actions
+    const mine = report.actions
       .filter((a) => a.runId === runId && a.action !== 'resend' && a.action !== 'publish')
       .map(({ verdict, action }) => ({ verdict, action }));
+    return { mine, waiting: report.waiting.some((w) => w.runId === runId) };
   }
 
   private async sample(runId: string): Promise<Sample> {

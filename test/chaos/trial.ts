@@ -169,7 +169,9 @@ export async function supervisedRun(
   onStep?: (point: StepPoint, context: StepContext) => Promise<void>,
 ): Promise<{ record: RunRecord; stallFaults: number }> {
   const { env, plan } = trial;
-  const faults = faulty ? { kill: plan.kill, zombie: plan.zombie } : { kill: null, zombie: null };
+  const faults = faulty
+    ? { kill: plan.kill, zombie: plan.zombie, backlog: plan.backlog }
+    : { kill: null, zombie: null, backlog: null };
   const supervisor = new Supervisor(env, trial.fake, faults, trial.log);
   if (trial.baseline === null) trial.baseline = await supervisor.ledger.calibrate();
   else supervisor.ledger.useBaseline(trial.baseline);
@@ -190,6 +192,22 @@ export async function supervisedRun(
       },
     });
   }
+  const timeout = faulty ? plan.timeout : null;
+  if (timeout) {
+    crashes.push({
+      point: 'beforeFetch',
+      page: timeout.page,
+      before: async (c) => {
+        // A fetch that outlasts the step's time limit: alive and beating, while the clock runs.
+        await new Promise((resolve) => setTimeout(resolve, timeout.stallMs));
+        env.clock.advance(timeout.fetchMs);
+        trial.log(
+          `step timeout: page ${c.page} (epoch ${c.epoch}) spent ${timeout.fetchMs} ms in its fetch; Lambda kills the worker`,
+        );
+      },
+      onCrash: (c) => logCrash('beforeFetch', c),
+    });
+  }
   const slow = faulty ? slowWorker(trial) : undefined;
   env.hooks.arm({
     crashes,
@@ -200,6 +218,7 @@ export async function supervisedRun(
   });
   const started = await startRun(env.deps, { sourceId: trial.sourceId, mode });
   env.hooks.bind(started.runId);
+  if (faults.backlog) env.queue.armBacklog(started.runId, faults.backlog.page);
   trial.log(`${mode} run ${started.runId} started${faulty ? " under the plan's faults" : ''}`);
   const record = await supervisor.watch(started.runId, mode);
   const fired = env.hooks.fired.length;

@@ -11,7 +11,10 @@
  *   some sends — a PageQueue wrapper under the in-process workers and the reaper;
  * - 429 storms at the source (Retry-After 1–2 s);
  * - up to two stalling faults: simulated crashes at step points, a SIGKILLed worker process, a
- *   zombie that freezes mid-page with its heartbeats suppressed and thaws after the fence;
+ *   zombie that freezes mid-page with its heartbeats suppressed and thaws after the fence, a step
+ *   killed at its time limit (claimed, alive in a long fetch while the clock moves 1–4 min, then dead);
+ * - a queue backlog: a successor sent and confirmed but held back until the clock moved past the
+ *   90 s silence threshold and the reaper ran — it must report the run waiting and fence nothing;
  * - a slow worker that stalls (alive) at a step point while its message is redelivered to another
  *   worker, so two copies of one page race;
  * - incremental runs: entities modified behind the committed cursor while the run reads.
@@ -23,7 +26,8 @@
  * **Invariants** (see `invariants.ts`): no entity lost, none duplicated, no older version over a
  * newer one, counts exact (processed, errorCount against dead_letters, pages), every run terminal
  * with a resume verdict matching its restarts, no lock left held, the page DLQ empty, a fenced
- * worker writes nothing, and no stall that no crash or kill explains.
+ * worker writes nothing, and no stall that no crash, kill or step timeout explains (a backlog
+ * explains none, and its run must be judged waiting).
  *
  * **Connector trials.** Besides the seeded trials, every run holds one trial per connector in
  * `CONNECTOR_TRIALS` (`gitlab-issues` as a live trial over the fake source's GitLab shape,
