@@ -61,6 +61,13 @@ async function listRunEntries(env: ChaosEnv, sourceId: string, runId: string): P
   return all;
 }
 
+/** A run whose successor waited in a backlogged queue must be judged waiting and never fenced. */
+export function backlogViolation(record: RunRecord): string | null {
+  const backlog = record.backlog;
+  if (!backlog || (backlog.judgedWaiting && backlog.fenced === 0)) return null;
+  return `its successor waited ${backlog.waitedMs} ms in the queue: the reaper ${backlog.judgedWaiting ? 'reported it waiting' : 'did not report it waiting'} and fenced it ${backlog.fenced} times`;
+}
+
 /** Checks one finished run against the ground truth; returns the violations, each prefixed by its invariant. */
 export async function checkRun(
   env: ChaosEnv,
@@ -99,11 +106,8 @@ export async function checkRun(
     );
   }
 
-  if (record.backlog && !record.backlog.judgedWaiting)
-    fail(
-      INVARIANT.stall,
-      `its successor waited ${record.backlog.waitedMs} ms in the queue, but the reaper did not judge the run waiting`,
-    );
+  const backlog = backlogViolation(record);
+  if (backlog) fail(INVARIANT.stall, backlog);
 
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);

@@ -1,7 +1,7 @@
 import type { RunMode } from '../../lib/run/model.js';
 import { fakeRestConfig, putSource } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
-import { INVARIANT } from './invariants.js';
+import { backlogViolation, INVARIANT } from './invariants.js';
 import type { RunRecord } from './supervisor.js';
 import type { Trial } from './trial-faults.js';
 
@@ -43,6 +43,8 @@ export async function liveTrial(trial: Trial, run: SupervisedRun): Promise<strin
   const ended = (label: string, record: RunRecord) => {
     if (record.run.state !== 'succeeded')
       fail(INVARIANT.ended, label, `ended ${record.run.state} (${JSON.stringify(record.run.failure)})`);
+    const backlog = backlogViolation(record);
+    if (backlog) fail(INVARIANT.stall, label, backlog);
     if (record.run.progress.total !== record.run.progress.processed)
       fail(
         INVARIANT.counts,

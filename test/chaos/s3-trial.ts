@@ -5,7 +5,7 @@ import { putSource } from '../support/harness.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';
 import { injectS3Faults, type S3FaultInjector } from '../support/s3-faults.js';
 import type { StepContext } from './hooks.js';
-import { INVARIANT } from './invariants.js';
+import { backlogViolation, INVARIANT } from './invariants.js';
 import type { RunRecord } from './supervisor.js';
 import type { Trial } from './trial-faults.js';
 
@@ -84,6 +84,8 @@ export async function s3Trial(trial: Trial, run: SupervisedStepRun): Promise<str
   const ended = (label: string, record: RunRecord) => {
     if (record.run.state !== 'succeeded')
       fail(INVARIANT.ended, label, `ended ${record.run.state} (${JSON.stringify(record.run.failure)})`);
+    const backlog = backlogViolation(record);
+    if (backlog) fail(INVARIANT.stall, label, backlog);
   };
   const raced = await run(trial, 'incremental', true, edit);
   trial.log(

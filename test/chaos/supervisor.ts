@@ -37,7 +37,11 @@ export interface RunRecord {
   readonly openAtLastFence: ReadonlySet<string> | null;
   readonly timedOut: boolean;
   /** The backlog fault, when it fired: how long the successor waited, and whether the reaper saw the run waiting. */
-  readonly backlog: { readonly waitedMs: number; readonly judgedWaiting: boolean } | null;
+  readonly backlog: {
+    readonly waitedMs: number;
+    readonly judgedWaiting: boolean;
+    readonly fenced: number;
+  } | null;
 }
 
 interface Sample extends InFlightSample {
@@ -120,7 +124,7 @@ export class Supervisor {
           const waitMs = this.faults.backlog.waitMs;
           const { mine, waiting } = await this.reapAfter(runId, waitMs);
           reaps.push(...mine);
-          backlog = { waitedMs: waitMs, judgedWaiting: waiting };
+          backlog = { waitedMs: waitMs, judgedWaiting: waiting, fenced: mine.length };
           const held = await this.env.queue.release();
           this.log(
             `backlog: page ${held?.page} (epoch ${held?.epoch}) waited ${waitMs} ms in the queue; reaper: ${JSON.stringify(mine)}, ${waiting ? 'judged waiting' : 'NOT judged waiting'}; delivered`,
