@@ -161,6 +161,7 @@ export class Supervisor {
 
   /** One reaper pass `ms` later; also whether it reported the run waiting in the queue. */
   private async reapAfter(runId: string, ms: number): Promise<{ mine: Reap[]; waiting: boolean }> {
+    const before = await this.env.deps.runs.require(runId);
     this.env.clock.advance(ms);
     const report = await this.env.runtime.reapNow();
     // Re-sending a lost page at the same epoch (and re-publishing an outcome event) is not a
@@ -168,6 +169,13 @@ export class Supervisor {
     const mine = report.actions
       .filter((a) => a.runId === runId && a.action !== 'resend' && a.action !== 'publish')
       .map(({ verdict, action }) => ({ verdict, action }));
+    // A fence whose re-enqueue then failed (the send-failure fault) is missing from the report,
+    // but it is a fence all the same: count it from the epoch.
+    const after = await this.env.deps.runs.require(runId);
+    if (mine.length === 0 && after.epoch > before.epoch) {
+      mine.push({ verdict: after.resume?.reason ?? 'unknown', action: 'fence (send failed)' });
+      this.log(`the reaper fenced epoch ${before.epoch} but its send failed; counted from the epoch`);
+    }
     return { mine, waiting: report.waiting.some((w) => w.runId === runId) };
   }
 
