@@ -1,4 +1,4 @@
-import { ITEM_WRITE_OP, type OpStats } from './counter.js';
+import { isItemWrite, type OpStats } from './counter.js';
 import { round } from './setup.js';
 
 /** us-east-1 list prices, USD. */
@@ -24,7 +24,7 @@ const LOCAL_ONLY = new Set(['esm:SQS.ReceiveMessage(empty)', 'esm:Scheduler.List
 
 export const COST_FORMULA =
   'costPerMillionEntities = (1e6 / entitiesPerPage) × perPage, perPage = ' +
-  'WRU × $0.625e-6 [WRU = Items PutItem + control PutItem/UpdateItem/DeleteItem + 2 × items of TransactWriteItems; items ≤ 1 KB] + ' +
+  'WRU × $0.625e-6 [WRU = Items PutItem/UpdateItem + control PutItem/UpdateItem/DeleteItem + 2 × items of TransactWriteItems; items ≤ 1 KB] + ' +
   'RRU × $0.125e-6 [RRU = GetItem/Query/Scan requests, strongly consistent, ≤ 4 KB each] + ' +
   'SQS × $0.40e-6 [SendMessage + non-empty ReceiveMessage + DeleteMessage + ChangeMessageVisibility, per 64 KB chunk] + ' +
   'invocations × $0.20e-6 + invocations × 0.5 GB × handlerSecondsPerPage × $0.0000133334 [Lambda arm64] + ' +
@@ -67,7 +67,7 @@ export function requestsPerPage(
     const [caller, op] = key.split(':') as [string, string];
     byOperation[op] = round((byOperation[op] ?? 0) + stats.count / pages, 3);
     unitsByOperation[op] = round((unitsByOperation[op] ?? 0) + stats.units / pages, 3);
-    if (op === ITEM_WRITE_OP) itemWrites += stats.count;
+    if (isItemWrite(op)) itemWrites += stats.count;
     else if (caller === 'esm') esm += stats.count;
     else engineControl += stats.count;
   }
@@ -85,7 +85,7 @@ export function requestsPerPage(
     note:
       'Counted by an SDK initialize-step middleware on every client, from startRun to the run being terminal, ' +
       'divided by the pages of the run (startRun and the finishing transaction are amortized). ' +
-      'Item writes = PutItem on the Items table; control plane = everything else. ' +
+      'Item writes = PutItem or UpdateItem on the Items table; control plane = everything else. ' +
       "The local runtime's SQS ReceiveMessage (non-empty) and DeleteMessage are included: they model Lambda's " +
       'SQS event source mapping, which makes (and bills) the same calls in AWS. Excluded: empty long polls ' +
       '(idle polling, a fixed cost per queue, not per page) and Scheduler ListSchedules (the local stand-in for ' +

@@ -24,8 +24,16 @@ export type Interval = readonly [start: number, end: number];
 
 const SQS_CHUNK_BYTES = 64 * 1_024;
 
-/** Items-table writes are the only "item writes"; every other request is control plane. */
-export const ITEM_WRITE_OP = 'DynamoDB.PutItem(Items)';
+/**
+ * Items-table writes are the only "item writes"; every other request is control plane. Item
+ * writes are UpdateItem on named attributes (fenced, never a whole-item put); PutItem counts too.
+ */
+const ITEM_WRITE = /^DynamoDB\.(PutItem|UpdateItem)\(Items\)$/;
+
+/** Whether an operation key (`Service.Command`) is an item write on the Items table. */
+export function isItemWrite(op: string): boolean {
+  return ITEM_WRITE.test(op);
+}
 
 /**
  * The counter. `plugin(caller)` returns the middleware for one set of clients; `snapshot()`
@@ -93,7 +101,8 @@ export class RequestCounter {
     const command = (context.commandName ?? 'Unknown').replace(/Command$/, '');
     let op = `${service}.${command}`;
     let units = 1;
-    if (op === 'DynamoDB.PutItem' && String(input.TableName).endsWith('-items')) op = ITEM_WRITE_OP;
+    if (/^DynamoDB\.(PutItem|UpdateItem)$/.test(op) && String(input.TableName).endsWith('-items'))
+      op = `${op}(Items)`;
     if (op === 'DynamoDB.TransactWriteItems')
       units = (input.TransactItems as unknown[] | undefined)?.length ?? 1;
     if (op === 'EventBridge.PutEvents') units = (input.Entries as unknown[] | undefined)?.length ?? 1;

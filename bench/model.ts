@@ -1,6 +1,6 @@
 import { LOAD_CONCURRENCY } from '../lib/store/items.js';
 import type { RequestsPerPage } from './cost.js';
-import { ITEM_WRITE_OP } from './counter.js';
+import { isItemWrite } from './counter.js';
 import { round } from './setup.js';
 
 /**
@@ -42,7 +42,7 @@ export function modelAws(perPage: RequestsPerPage, bareLoopSeconds: number): Aws
   let controlMs = 0;
   for (const [op, count] of Object.entries(perPage.byOperation)) {
     // The event source mapping's receive and delete are the pickup below, not the handler's work.
-    if (op === ITEM_WRITE_OP || (op.startsWith('SQS.') && op !== 'SQS.SendMessage')) continue;
+    if (isItemWrite(op) || (op.startsWith('SQS.') && op !== 'SQS.SendMessage')) continue;
     if (op === 'SQS.SendMessage') controlMs += count * L.sqsSend;
     else if (op === 'DynamoDB.TransactWriteItems') controlMs += count * L.dynamoTransaction;
     else if (/^DynamoDB\.(GetItem|Query|Scan)/.test(op)) controlMs += count * L.dynamoRead;
