@@ -99,7 +99,7 @@ export async function s3Trial(trial: Trial, run: SupervisedStepRun): Promise<str
   const stored = new Map((await env.deps.items.listAll(sourceId)).map((item) => [item.entityId, item]));
   const missing = [...truth.keys()].filter((key) => !stored.has(key));
   const stale = [...truth].filter(
-    ([key, version]) => stored.has(key) && stored.get(key)!.version !== version,
+    ([key, version]) => stored.has(key) && storedVersion(stored.get(key)!) !== version,
   );
   if (missing.length > 0)
     fail(INVARIANT.lost, 'after a raced and a quiet incremental run', `${missing.length}: ${some(missing)}`);
@@ -129,7 +129,12 @@ export async function s3Trial(trial: Trial, run: SupervisedStepRun): Promise<str
   return violations;
 }
 
-/** Every object of the bucket: key → LastModified#ETag, the connector's version. */
+/** What a stored object holds: its version (LastModified) and the ETag of its content. */
+function storedVersion(item: { version: string; data: Record<string, unknown> }): string {
+  return `${item.version}#${String(item.data.etag)}`;
+}
+
+/** Every object of the bucket: key → LastModified#ETag (the connector's version and the content's ETag). */
 async function bucketTruth(client: S3Client, bucket: string): Promise<Map<string, string>> {
   const truth = new Map<string, string>();
   let after: string | undefined;

@@ -149,7 +149,7 @@ export async function s3Subject(client: S3Client, bucket: string): Promise<Subje
           new ListObjectsV2Command({ Bucket: bucket, Prefix: 'c/', StartAfter: after }),
         );
         for (const o of out.Contents ?? []) {
-          truth.set(o.Key!, `${o.LastModified!.toISOString()}#${o.ETag!.replace(/"/g, '')}`);
+          truth.set(o.Key!, o.LastModified!.toISOString());
         }
         if (!out.IsTruncated) return truth;
         after = out.Contents!.at(-1)!.Key!;

@@ -76,7 +76,7 @@ describe('s3-objects normalize', () => {
       ok: true,
       entity: {
         id: 'a/b.json',
-        version: '2024-05-01T12:00:00.000Z#9b2cf535f27731c974343645a3985328',
+        version: '2024-05-01T12:00:00.000Z',
         data: {
           key: 'a/b.json',
           etag: '9b2cf535f27731c974343645a3985328',

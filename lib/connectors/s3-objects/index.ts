@@ -11,7 +11,7 @@ export { s3ObjectsConfigSchema } from './config.js';
 
 /**
  * The `s3-objects` connector: the objects of a bucket (optionally under a prefix) as entities —
- * id = key, version = LastModified + ETag, data = metadata (and the parsed body of small JSON
+ * id = key, version = LastModified (ETag in the data), data = metadata (and the parsed body of small JSON
  * objects when `jsonBodies` is set). No HTTP of its own: the AWS SDK's S3 client, errors
  * classified by S3's error codes.
  *

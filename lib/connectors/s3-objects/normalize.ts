@@ -28,16 +28,18 @@ export function bareEtag(etag: string): string {
 }
 
 /**
- * The version of an object: its modification time, then its ETag — `2024-05-01T12:00:00.000Z#9b2c…`.
- * Time first, so versions order as strings by time (loads never put an older object over a
- * newer one); the ETag tells two writes within one second apart (S3 stamps times to the second).
+ * The version of an object: its modification time (`2024-05-01T12:00:00.000Z`), and nothing else.
+ * S3 stamps times to the second, so two writes of one key within a second share a time and
+ * their ETags (content hashes) say nothing about which came last. Equal versions are settled by
+ * the item store's writer rule instead — the later run (or epoch) that read the object wins — so
+ * the next run that lists the key stores its latest content. The ETag stays in the data.
  */
-export function objectVersion(lastModified: string, etag: string): string {
-  return `${lastModified}#${bareEtag(etag)}`;
+export function objectVersion(lastModified: string): string {
+  return lastModified;
 }
 
 /**
- * Normalizes one object record: id = key, version = LastModified + ETag, data = the metadata
+ * Normalizes one object record: id = key, version = LastModified, data = the metadata
  * (and the parsed body when configured).
  *
  * @returns `{ ok: false }` naming the key when the record lacks a key, an ETag or a valid
@@ -65,5 +67,5 @@ export function normalizeObject(raw: unknown): Normalized {
   if (typeof raw.contentType === 'string') data.contentType = raw.contentType;
   if (raw.body !== undefined) data.body = raw.body;
   if (typeof raw.bodySkipped === 'string') data.bodySkipped = raw.bodySkipped;
-  return { ok: true, entity: { id: key, version: objectVersion(lastModified, etag), data } };
+  return { ok: true, entity: { id: key, version: objectVersion(lastModified), data } };
 }
