@@ -64,6 +64,44 @@ export interface ConnectorContext {
   readonly signal?: AbortSignal;
   /** SDK clients for AWS-service sources (`s3-objects`); absent where none are wired. */
   readonly aws?: ConnectorAwsClients;
+  /**
+   * One partition of a partitioned run reads only this window of modification time: its first
+   * page starts at the later of `since` and `window.from`, and its stream ends before the first
+   * entity modified at or after `window.until` (the connector keeps the bound in its cursor).
+   * Absent: the whole stream. Only passed to connectors that implement {@link Connector.planWindows}.
+   */
+  readonly window?: TimeWindow;
+}
+
+/**
+ * A window `[from, until)` of modification time (ISO 8601, the connector's version format) that
+ * one partition of a run reads; a null bound is open. The last window of a run is open-ended, so
+ * entities edited during the run (which move to the end of the stream) are read by it.
+ */
+export interface TimeWindow {
+  readonly from: string | null;
+  readonly until: string | null;
+}
+
+/** What the engine asks of {@link Connector.planWindows}. */
+export interface WindowRequest {
+  /** At most this many windows (the source's and the stack's partition bound, already applied). */
+  readonly maxWindows: number;
+  /** A window should hold at least this many entities; fewer entities in all → fewer windows. */
+  readonly minEntitiesPerWindow: number;
+}
+
+/** Where a partitioned run splits its stream, chosen from the data. */
+export interface WindowPlan {
+  /**
+   * Ascending modification times strictly after the listing's first entity: k − 1 boundaries for
+   * k windows `[since, b1) [b1, b2) … [bk-1, ∞)`. Empty: the stream is not worth splitting.
+   */
+  readonly boundaries: readonly string[];
+  /** Entities in the listing (from `since`) when the source tells, else null. */
+  readonly total: number | null;
+  /** Source requests the plan spent (they count against the source's rate budget like any other). */
+  readonly requests: number;
 }
 
 /** One fetched page. */
@@ -143,4 +181,12 @@ export interface Connector<Config = unknown> {
    * computable. Lets a run skip a dead-lettered page and continue.
    */
   nextCursorWithoutResponse?(config: Config, cursor: string | null): string | null;
+  /**
+   * Splits the listing from `ctx.since` into windows of similar size, chosen from the data (for
+   * example the modification times found at evenly spaced positions of the listing, or a count of
+   * entities since a time, bisected). Only for streams with a keyset position over modification
+   * time; the engine then passes each partition its {@link ConnectorContext.window}. Absent: the
+   * connector's runs are never partitioned.
+   */
+  planWindows?(config: Config, request: WindowRequest, ctx: ConnectorContext): Promise<WindowPlan>;
 }
