@@ -12,6 +12,7 @@ import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
+import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
@@ -58,6 +59,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
     items: new ItemStore(clients.doc, config.names.itemsTable),
+    budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable),
     queue: new PageQueue(clients.sqs, queues.pageQueueUrl, {
       scheduler: clients.scheduler,
       groupName: config.names.scheduleGroup,
@@ -78,6 +80,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     limits: {
       maxPagesPerRun: config.maxPagesPerRun,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
+      maxConcurrentRequestsPerCredential: config.maxConcurrentRequestsPerCredential,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),
