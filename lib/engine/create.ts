@@ -41,6 +41,8 @@ export interface EngineOptions {
   readonly secrets?: SecretResolver;
   readonly hooks?: EngineHooks;
   readonly heartbeatIntervalMs?: number;
+  /** Tests shorten it so budget waits of a few seconds take the deferral path. */
+  readonly maxInlineBudgetWaitMs?: number;
 }
 
 /** Role ARN used for Scheduler targets on an emulator (moto stores it, nothing assumes it). */
@@ -81,6 +83,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
       maxPagesPerRun: config.maxPagesPerRun,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
       maxConcurrentRequestsPerCredential: config.maxConcurrentRequestsPerCredential,
+      maxInlineBudgetWaitMs: options.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),

@@ -69,6 +69,8 @@ export interface EngineDeps {
     readonly heartbeatIntervalMs: number;
     /** Requests in flight per credential, across every worker (`MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`); 0: no cap. */
     readonly maxConcurrentRequestsPerCredential?: number;
+    /** Longest rate-budget wait slept in the invocation; longer ones defer. Default `RELIABILITY.maxInlineBudgetWaitMs`. */
+    readonly maxInlineBudgetWaitMs?: number;
     /** How far before the watermark an incremental run asks from (`WATERMARK_LOOKBACK_SECONDS`). */
     readonly watermarkLookbackMs: number;
   };

@@ -179,7 +179,7 @@ async function acquire(
       deps.metrics.count(METRIC.budgetWaits);
       deps.metrics.seconds(METRIC.budgetWaitSeconds, Math.max(0, waitMs) / 1_000);
     }
-    if (waitMs > RELIABILITY.maxInlineBudgetWaitMs) {
+    if (waitMs > (deps.limits.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs)) {
       budget.pending = result.kind === 'reserved' ? result.slot : undefined;
       throw new RateBudgetWaitError(until, budget.pending ?? null);
     }
