@@ -2,9 +2,9 @@
  * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
  * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
  * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory runs a subset (for development; the other fields are null).
+ * kill,load,memory,budget runs a subset (for development; the other fields are null).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
@@ -18,6 +18,7 @@ import { modelAws } from './model.js';
 import { type PipelineResult, runPipeline } from './pipeline.js';
 import { printGoals, printRequests, printTable, show } from './report.js';
 import { round } from './setup.js';
+import { runSharedBudget, type SharedBudgetResult } from './shared-budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -25,6 +26,36 @@ const wanted = (phase: string) => !ONLY || ONLY.includes(phase);
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
 const errors: Record<string, string> = {};
+
+/**
+ * A BENCH_ONLY run re-measures some phases: the fields of the phases it did not run (null, or
+ * empty lists) keep their last measured values, and goal rows their last verdicts, so
+ * results.json stays complete. `generatedAt`, `environment` and `errors` are this run's.
+ */
+function keepUnrun<T extends { goals: { goal: string; met: boolean | null }[] }>(fresh: T): T {
+  if (!existsSync(RESULTS)) return fresh;
+  const previous = JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>;
+  const keep = (now: unknown, before: unknown): unknown => {
+    if (now === null || now === undefined) return before ?? now;
+    if (Array.isArray(now)) return now.length === 0 && Array.isArray(before) ? before : now;
+    if (typeof now !== 'object' || typeof before !== 'object' || before === null || Array.isArray(before))
+      return now;
+    const out: Record<string, unknown> = { ...now };
+    for (const [key, value] of Object.entries(now))
+      out[key] = keep(value, (before as Record<string, unknown>)[key]);
+    return out;
+  };
+  const merged: Record<string, unknown> = { ...fresh };
+  for (const [key, value] of Object.entries(fresh)) {
+    if (!['generatedAt', 'environment', 'errors', 'goals'].includes(key))
+      merged[key] = keep(value, previous[key]);
+  }
+  const oldGoals = (previous.goals ?? []) as { goal: string }[];
+  merged.goals = fresh.goals.map((row) =>
+    row.met === null ? (oldGoals.find((o) => o.goal === row.goal) ?? row) : row,
+  );
+  return merged as T;
+}
 
 /** Runs one phase; a failed phase is recorded (and fails the exit code), the others still run. */
 async function phase<T>(name: string, work: () => Promise<T>): Promise<T | null> {
@@ -49,6 +80,7 @@ let kill: KillResult | null = null;
 let load: LoadResult | null = null;
 let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
+let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
   pipeline = await phase('pipeline', () => runPipeline(emulator.endpoint));
@@ -56,6 +88,7 @@ try {
   load = await phase('load', () => runLoad(emulator.endpoint));
   memory5k = await phase('memory', () => runMemory(emulator.endpoint, 5_000));
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
+  sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
 } finally {
   await emulator.stop();
 }
@@ -117,11 +150,24 @@ const results = {
   pagesRefetchedAfterKill: kill?.pagesRefetchedAfterKill ?? null,
   kill,
   load,
+  budgetRejected: sharedBudget?.budgetRejected ?? null,
+  budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
+  sharedBudget,
   goals: [] as ReturnType<typeof buildGoals>,
   errors,
 };
-results.goals = buildGoals({ overheadRatio, model, perPage, measuredCost, memory5k, memory50k, kill, load });
-writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+results.goals = buildGoals({
+  overheadRatio,
+  model,
+  perPage,
+  measuredCost,
+  memory5k,
+  memory50k,
+  kill,
+  load,
+  sharedBudget,
+});
+writeFileSync(RESULTS, `${JSON.stringify(ONLY ? keepUnrun(results) : results, null, 2)}\n`);
 
 printTable(
   'Harvester benchmark',
@@ -152,6 +198,20 @@ printTable(
     ['load: wall time', show(load?.wallSeconds, ' s')],
     ['load: emulator share of worker busy time', show(load?.emulatorShare, '', 3)],
     ['load: all succeeded with exact counts', load ? String(load.allSucceeded) : 'n/a'],
+    [
+      'shared budget: sources × entities, quota',
+      sharedBudget
+        ? `${sharedBudget.sources} × ${sharedBudget.entitiesPerSource}, ${sharedBudget.quota.limit} per ${sharedBudget.quota.windowSeconds} s`
+        : 'n/a',
+    ],
+    [
+      'shared budget: requests, rejected',
+      sharedBudget ? `${sharedBudget.requests}, ${sharedBudget.budgetRejected}` : 'n/a',
+    ],
+    [
+      'shared budget: wall time vs quota-bound optimum',
+      sharedBudget ? `${sharedBudget.seconds} s vs ${sharedBudget.optimumSeconds} s` : 'n/a',
+    ],
   ],
 );
 if (perPage) printRequests(perPage.byOperation);
@@ -159,5 +219,10 @@ printGoals(results.goals);
 console.log(`\nwrote ${RESULTS}`);
 
 if (load && !load.allSucceeded) console.error(`load phase failed:\n  ${load.failures.join('\n  ')}`);
-const failed = Object.keys(errors).length > 0 || (load !== null && !load.allSucceeded);
+if (sharedBudget && !sharedBudget.allSucceeded)
+  console.error(`shared budget phase failed:\n  ${sharedBudget.failures.join('\n  ')}`);
+const failed =
+  Object.keys(errors).length > 0 ||
+  (load !== null && !load.allSucceeded) ||
+  (sharedBudget !== null && !sharedBudget.allSucceeded);
 process.exit(failed ? 1 : 0);

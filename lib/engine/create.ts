@@ -41,6 +41,12 @@ export interface EngineOptions {
   readonly secrets?: SecretResolver;
   readonly hooks?: EngineHooks;
   readonly heartbeatIntervalMs?: number;
+  /**
+   * Whether source requests spend their credential's rate budget. Default true; tests of the
+   * retry and deferral machinery that share one fake source across cases turn it off, so one
+   * case's `Retry-After` does not pause the next case's runs.
+   */
+  readonly rateBudgets?: boolean;
   /** Tests shorten it so budget waits of a few seconds take the deferral path. */
   readonly maxInlineBudgetWaitMs?: number;
 }
@@ -61,7 +67,9 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
     items: new ItemStore(clients.doc, config.names.itemsTable),
-    budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable),
+    ...(options.rateBudgets === false
+      ? {}
+      : { budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable) }),
     queue: new PageQueue(clients.sqs, queues.pageQueueUrl, {
       scheduler: clients.scheduler,
       groupName: config.names.scheduleGroup,
