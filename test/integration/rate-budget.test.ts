@@ -2,7 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { credentialKey } from '../../lib/budget/credential.js';
 import type { BudgetPolicy } from '../../lib/budget/pacing.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, SharedQuota, startFakeSource } from '../../lib/local/fake-source/index.js';
+import {
+  type FakeSource,
+  type FaultProfile,
+  SharedQuota,
+  startFakeSource,
+} from '../../lib/local/fake-source/index.js';
 import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
 import { RateBudgetStore } from '../../lib/store/rate-budgets.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
@@ -53,7 +58,9 @@ afterAll(async () => {
 });
 beforeEach(() => counted.clear());
 
-async function fakeSource(options: { quota?: SharedQuota; latencyMs?: number } = {}): Promise<FakeSource> {
+async function fakeSource(
+  options: { quota?: SharedQuota; latencyMs?: number; profile?: FaultProfile } = {},
+): Promise<FakeSource> {
   const fake = await startFakeSource({ entities: 30, seed: 1_300 + fakes.length, latencyMs: 0, ...options });
   fakes.push(fake);
   return fake;
@@ -136,6 +143,28 @@ describe('a rate budget shared per credential', () => {
     expect(budgetB).toMatchObject({ limit: 6 });
     const requests = fake.stats().sourceRequests;
     expect(budgetA!.remaining! + budgetB!.remaining!).toBe(12 - requests);
+  }, 120_000);
+
+  it('spends the same budget for the item fetches of a retry-failed run', async () => {
+    // 5 requests per 3 s: the retry's six item fetches (a slice of five, then one) do not fit the
+    // window the full run's listing left, and must queue on the budget instead of meeting 403s.
+    const quota = new SharedQuota({ limit: 5, windowSeconds: 3 });
+    const fake = await fakeSource({ quota, profile: { invalidRecords: 6 } });
+    const sourceId = await githubSource(fake, 'ssm:/org/github-token-a');
+    const [full] = await fullRuns([sourceId]);
+    expect(full).toMatchObject({ state: 'succeeded', errorCount: 6 });
+
+    fake.control.fix();
+    counted.clear();
+    const retry = await startRun(engine.deps, { sourceId, mode: 'dlq_retry' });
+    const retried = await waitForRun(engine.deps, retry.runId, undefined, 120_000);
+
+    expect(retried.state).toBe('succeeded');
+    expect(retried.progress.processed).toBe(6);
+    expect(await engine.deps.deadLetters.list(sourceId, { limit: 10 })).toMatchObject({ items: [] });
+    expect(fake.stats().itemFetches).toBe(6);
+    expect(fake.stats().quotaRejected).toBe(0);
+    expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
   }, 120_000);
 
   it('caps the requests in flight per credential, counted at the source', async () => {
