@@ -2,9 +2,10 @@
  * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
  * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
  * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory,budget runs a subset (for development; the other fields are null).
+ * kill,load,memory,partitioned,budget runs a subset (for development; the other fields are null), and with
+ * BENCH_MERGE=1 keeps the other phases' numbers from the previous results.json (see merge.ts).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
@@ -14,7 +15,9 @@ import { buildGoals } from './goals.js';
 import { type KillResult, runKill } from './kill.js';
 import { type LoadResult, runLoad } from './load.js';
 import { type MemoryResult, runMemory } from './memory.js';
+import { mergeResults } from './merge.js';
 import { modelAws } from './model.js';
+import { PARTITIONED_SOURCE, type PartitionedResult, runPartitioned } from './partitioned.js';
 import { type PipelineResult, runPipeline } from './pipeline.js';
 import { printGoals, printRequests, printTable, show } from './report.js';
 import { round } from './setup.js';
@@ -22,40 +25,11 @@ import { runSharedBudget, type SharedBudgetResult } from './shared-budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const MERGE = process.env.BENCH_MERGE === '1' && ONLY !== undefined;
 const wanted = (phase: string) => !ONLY || ONLY.includes(phase);
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
 const errors: Record<string, string> = {};
-
-/**
- * A BENCH_ONLY run re-measures some phases: the fields of the phases it did not run (null, or
- * empty lists) keep their last measured values, and goal rows their last verdicts, so
- * results.json stays complete. `generatedAt`, `environment` and `errors` are this run's.
- */
-function keepUnrun<T extends { goals: { goal: string; met: boolean | null }[] }>(fresh: T): T {
-  if (!existsSync(RESULTS)) return fresh;
-  const previous = JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>;
-  const keep = (now: unknown, before: unknown): unknown => {
-    if (now === null || now === undefined) return before ?? now;
-    if (Array.isArray(now)) return now.length === 0 && Array.isArray(before) ? before : now;
-    if (typeof now !== 'object' || typeof before !== 'object' || before === null || Array.isArray(before))
-      return now;
-    const out: Record<string, unknown> = { ...now };
-    for (const [key, value] of Object.entries(now))
-      out[key] = keep(value, (before as Record<string, unknown>)[key]);
-    return out;
-  };
-  const merged: Record<string, unknown> = { ...fresh };
-  for (const [key, value] of Object.entries(fresh)) {
-    if (!['generatedAt', 'environment', 'errors', 'goals'].includes(key))
-      merged[key] = keep(value, previous[key]);
-  }
-  const oldGoals = (previous.goals ?? []) as { goal: string }[];
-  merged.goals = fresh.goals.map((row) =>
-    row.met === null ? (oldGoals.find((o) => o.goal === row.goal) ?? row) : row,
-  );
-  return merged as T;
-}
 
 /** Runs one phase; a failed phase is recorded (and fails the exit code), the others still run. */
 async function phase<T>(name: string, work: () => Promise<T>): Promise<T | null> {
@@ -80,6 +54,7 @@ let kill: KillResult | null = null;
 let load: LoadResult | null = null;
 let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
+let partitioned: PartitionedResult | null = null;
 let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
@@ -88,6 +63,7 @@ try {
   load = await phase('load', () => runLoad(emulator.endpoint));
   memory5k = await phase('memory', () => runMemory(emulator.endpoint, 5_000));
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
+  partitioned = await phase('partitioned', () => runPartitioned(emulator.endpoint));
   sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
 } finally {
   await emulator.stop();
@@ -150,6 +126,8 @@ const results = {
   pagesRefetchedAfterKill: kill?.pagesRefetchedAfterKill ?? null,
   kill,
   load,
+  partitionedSpeedup: partitioned?.partitionedSpeedup ?? null,
+  partitioned,
   budgetRejected: sharedBudget?.budgetRejected ?? null,
   budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
   sharedBudget,
@@ -165,9 +143,13 @@ results.goals = buildGoals({
   memory50k,
   kill,
   load,
+  partitioned,
   sharedBudget,
 });
-writeFileSync(RESULTS, `${JSON.stringify(ONLY ? keepUnrun(results) : results, null, 2)}\n`);
+const written = MERGE
+  ? mergeResults(JSON.parse(readFileSync(RESULTS, 'utf8')), results, ONLY ?? [])
+  : results;
+writeFileSync(RESULTS, `${JSON.stringify(written, null, 2)}\n`);
 
 printTable(
   'Harvester benchmark',
@@ -199,6 +181,17 @@ printTable(
     ['load: emulator share of worker busy time', show(load?.emulatorShare, '', 3)],
     ['load: all succeeded with exact counts', load ? String(load.allSucceeded) : 'n/a'],
     [
+      'partitioned: source',
+      `${PARTITIONED_SOURCE.entities} issues, ${PARTITIONED_SOURCE.perPage}/page, ${PARTITIONED_SOURCE.latencyMs} ms/page`,
+    ],
+    ['partitioned: bare loop (one stream)', show(partitioned?.bareLoopSeconds, ' s')],
+    [
+      `partitioned: pipeline, k = ${PARTITIONED_SOURCE.partitions}`,
+      partitioned?.unavailable ? 'unavailable' : show(partitioned?.pipelineSeconds, ' s'),
+    ],
+    ['partitioned: speedup ratio (pipeline / bare loop)', show(partitioned?.partitionedSpeedup, '×', 3)],
+    ['partitioned: emulator floor (no source latency)', show(partitioned?.emulatorFloorSeconds, ' s')],
+    [
       'shared budget: sources × entities, quota',
       sharedBudget
         ? `${sharedBudget.sources} × ${sharedBudget.entitiesPerSource}, ${sharedBudget.quota.limit} per ${sharedBudget.quota.windowSeconds} s`
@@ -214,9 +207,10 @@ printTable(
     ],
   ],
 );
+if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);
 if (perPage) printRequests(perPage.byOperation);
 printGoals(results.goals);
-console.log(`\nwrote ${RESULTS}`);
+console.log(`\nwrote ${RESULTS}${MERGE ? ` (merged: ${ONLY?.join(', ')})` : ''}`);
 
 if (load && !load.allSucceeded) console.error(`load phase failed:\n  ${load.failures.join('\n  ')}`);
 if (sharedBudget && !sharedBudget.allSucceeded)
