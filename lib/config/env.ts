@@ -68,6 +68,13 @@ export const EnvSchema = z.object({
   START_RUN_DLQ_ARN: name.optional(),
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
+  /**
+   * Most partitions a run may be split into (a run's `partitions` start parameter may ask for
+   * fewer or more, up to 64). 1: runs are never split.
+   */
+  MAX_PARTITIONS_PER_RUN: z.coerce.number().int().min(1).max(64).default(8),
+  /** A partition should hold at least this many entities: smaller runs are split less, or not at all. */
+  MIN_ENTITIES_PER_PARTITION: z.coerce.number().int().min(1).default(250),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
   /**
    * Seconds an incremental run asks before the watermark: covers sources whose writes become
@@ -110,6 +117,8 @@ export interface HarvesterConfig {
   readonly startRunTargetArn: string | undefined;
   readonly startRunDlqArn: string | undefined;
   readonly maxPagesPerRun: number;
+  readonly maxPartitionsPerRun: number;
+  readonly minEntitiesPerPartition: number;
   readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly sourcePolicy: SourcePolicyConfig;
@@ -155,6 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     startRunDlqArn: e.START_RUN_DLQ_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
+    maxPartitionsPerRun: e.MAX_PARTITIONS_PER_RUN,
+    minEntitiesPerPartition: e.MIN_ENTITIES_PER_PARTITION,
     watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,
     sourcePolicy: {

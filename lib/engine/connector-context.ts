@@ -1,4 +1,4 @@
-import type { ConnectorContext } from '../connectors/contract.js';
+import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -6,7 +6,12 @@ import type { StepContext } from './step.js';
  * run's source, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
  * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same.
  */
-export function connectorContext(context: StepContext, since: string | null): ConnectorContext {
+export function connectorContext(
+  context: StepContext,
+  since: string | null,
+  /** The window to read (default: the step's partition's, if any). */
+  window: TimeWindow | undefined = context.partition?.window,
+): ConnectorContext {
   const { deps, run, heartbeat } = context;
   return {
     fetch: deps.fetch,
@@ -14,5 +19,6 @@ export function connectorContext(context: StepContext, since: string | null): Co
     since,
     signal: heartbeat.signal,
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),
+    ...(window ? { window } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
+import { PartitionStore } from '../store/partitions.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
@@ -54,6 +55,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
   return {
     runs,
+    partitions: new PartitionStore(clients.doc, runs),
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
@@ -79,6 +81,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
       maxPagesPerRun: config.maxPagesPerRun,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
+      maxPartitions: config.maxPartitionsPerRun,
+      minEntitiesPerPartition: config.minEntitiesPerPartition,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),
   };

@@ -5,8 +5,8 @@ import { isActive } from '../run/model.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
-import { sendPage } from './handoff.js';
-import { pageScope } from './page-scope.js';
+import { chainPosition, sendPage } from './handoff.js';
+import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 
 /** The source id under which messages that name no source are filed. */
@@ -62,7 +62,17 @@ export async function drainDeadMessage(
     return { outcome: 'malformed', entryId };
   }
   const run = await deps.runs.get(message.runId);
-  if (!run || !isActive(run.state) || run.epoch !== message.epoch || run.nextPage !== message.page) {
+  const chain = run ? chainPosition(run, message.partition) : undefined;
+  const partition =
+    message.partition === undefined ? undefined : run?.partitions?.[String(message.partition)];
+  if (
+    !run ||
+    !chain ||
+    !isActive(run.state) ||
+    run.epoch !== message.epoch ||
+    chain.nextPage !== message.page ||
+    partition?.state === 'done'
+  ) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
     deps.logger.info('stale message drained', {
       runId: message.runId,
@@ -78,14 +88,14 @@ export async function drainDeadMessage(
   const entryId = await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: message.cursor ?? '',
+    ref: pageRef(message.cursor, partition?.window),
     errorClass: 'permanent',
     reason,
     attempts: receiveCount,
     runId: run.runId,
     page: message.page,
     payload: body,
-    scope: pageScope(run),
+    scope: pageScope(run, undefined, partition?.window),
     now,
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
@@ -96,6 +106,8 @@ export async function drainDeadMessage(
   const connector = connectorName ? deps.connectors.get(connectorName) : undefined;
   const config = connector?.configSchema.safeParse(rawConfig);
   if (
+    // Partitions read keyed streams, whose next cursor always needs the response.
+    message.partition === undefined &&
     connector?.nextCursorWithoutResponse &&
     config?.success &&
     connector.manifestFor(config.data).cursorComputableWithoutResponse
@@ -123,7 +135,10 @@ export async function drainDeadMessage(
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'failed',
-    failure: { reason: 'poison_page', message: `page ${message.page}: ${reason}` },
+    failure: {
+      reason: 'poison_page',
+      message: `${message.partition === undefined ? '' : `partition ${message.partition}, `}page ${message.page}: ${reason}`,
+    },
   });
   return { outcome: 'failed_run', entryId };
 }
