@@ -71,7 +71,7 @@ export async function drainDeadMessage(
     !isActive(run.state) ||
     run.epoch !== message.epoch ||
     chain.nextPage !== message.page ||
-    partition?.state === 'done'
+    (partition !== undefined && partition.state !== 'running')
   ) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
     deps.logger.info('stale message drained', {

@@ -33,7 +33,7 @@ export function dropReason(run: SyncRun | undefined, message: PageMessage): Drop
     // A partition's page is judged against its own chain.
     const partition = run.partitions?.[String(message.partition)];
     if (!partition) return run.nextPage > 1 ? 'partition_unknown' : 'page_out_of_order';
-    if (partition.state === 'done' || message.page < partition.nextPage) return 'duplicate_page';
+    if (partition.state !== 'running' || message.page < partition.nextPage) return 'duplicate_page';
     if (message.page > partition.nextPage) return 'page_out_of_order';
     return undefined;
   }

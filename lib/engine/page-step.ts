@@ -32,6 +32,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     sourceId: message.sourceId,
     epoch: message.epoch,
     page: message.page,
+    ...(message.partition !== undefined ? { partition: message.partition } : {}),
   });
   let run = await deps.runs.get(message.runId);
   const drop = dropReason(run, message);

@@ -3,6 +3,7 @@ import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js'
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
+import { notReadYet } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
@@ -96,7 +97,10 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
 
   const page = outcome.value;
-  const { entities, failures } = await normalizeAll(context, page.items);
+  const normalized = await normalizeAll(context, page.items);
+  const failures = normalized.failures;
+  // A partition's tail pass lists again the entities it read at its latest version: not twice.
+  const entities = partition ? notReadYet(partition, normalized.entities) : normalized.entities;
   const loaded = await loadEntities(context, entities);
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).
@@ -116,6 +120,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     // A partition's page tells about its window only; the run's total came with its plan.
     total: partition ? null : estimatedTotal(run, page),
     ceiling: page.watermarkCeiling ?? null,
+    read: entities,
   });
 }
 
@@ -264,6 +269,8 @@ export async function commitAndContinue(
     tombstoned?: number;
     /** The page's watermark ceiling (a tie group read by position); kept per partition. */
     ceiling?: string | null;
+    /** The entities the page read (a partition keeps its latest version and the ids at it). */
+    read?: readonly { id: string; version: string }[];
   },
   /** Work that only the delivery whose commit won may do (retry-failed runs resolve their entries here). */
   onCommitted?: () => Promise<void>,

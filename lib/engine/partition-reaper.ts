@@ -6,7 +6,7 @@ import { decidePartitionedResume } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt, type Silence } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
 import { resendExpectedPage, sendPage } from './handoff.js';
-import { finishPartitionedRun } from './partition-work.js';
+import { finishPartitionedRun, startTailPass } from './partition-work.js';
 import type { ReapOutcome } from './reaper.js';
 import { adoptedParams, failCrashLoop, sourceNow } from './reaper-shared.js';
 import { rearm } from './restart.js';
@@ -28,6 +28,12 @@ export async function reapPartitioned(
 ): Promise<ReapOutcome | undefined> {
   const open = partitionsOf(run).filter((p) => p.state === 'running');
   if (open.length === 0) {
+    // The last window's worker died between its commit and what follows it: do that now.
+    const idle = partitionsOf(run).find((p) => p.state === 'idle');
+    if (idle) {
+      await startTailPass(deps, run, idle, run.epoch);
+      return { kind: 'acted', verdict: 'partitions_done', action: 'tail' };
+    }
     await finishPartitionedRun(deps, run.runId, run.epoch);
     return { kind: 'acted', verdict: 'partitions_done', action: 'finish' };
   }

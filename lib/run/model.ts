@@ -127,7 +127,12 @@ export interface SyncRun {
   readonly openPartitions?: number;
 }
 
-export const PARTITION_STATES = ['running', 'done'] as const;
+/**
+ * `running`: its chain has a page due or in work. `idle`: the open last window read to the end of
+ * the stream while other windows were still being read; it reads once more from where it stopped
+ * (a tail pass) when they are all done, so entities edited during the run are read by it. `done`.
+ */
+export const PARTITION_STATES = ['running', 'idle', 'done'] as const;
 export type PartitionState = (typeof PARTITION_STATES)[number];
 
 /**
@@ -153,6 +158,9 @@ export interface Partition {
    * position): the run's watermark must not pass it. Null: none.
    */
   readonly ceiling: string | null;
+  /** The latest version this partition read, and the ids read at it (a tail pass skips them). */
+  readonly latest: string | null;
+  readonly latestIds: readonly string[];
 }
 
 export function isTerminal(state: RunState): boolean {

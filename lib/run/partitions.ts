@@ -63,6 +63,8 @@ export function newPartitions(windows: readonly Window[], now: number): Record<s
         pages: 0,
         errorCount: 0,
         ceiling: null,
+        latest: null,
+        latestIds: [],
       } satisfies Partition,
     ]),
   );
@@ -126,4 +128,39 @@ export function latestPartitionCheckpoint(partitions: readonly Partition[]): Che
     if (checkpoint && (latest === null || checkpoint.at > latest.at)) latest = checkpoint;
   }
   return latest;
+}
+
+/** Most ids kept at a partition's latest version: beyond it, a tail pass re-reads (and re-counts) the rest. */
+export const MAX_LATEST_IDS = 100;
+
+/**
+ * A partition's latest version read and the ids read at it, after a page of `entities`.
+ * @example
+ * advanceLatest({ latest: 'b', latestIds: ['1'] }, [{ id: '2', version: 'b' }, { id: '3', version: 'a' }])
+ * // → { latest: 'b', latestIds: ['1', '2'] }
+ */
+export function advanceLatest(
+  previous: Pick<Partition, 'latest' | 'latestIds'>,
+  entities: readonly { id: string; version: string }[],
+): { latest: string | null; latestIds: string[] } {
+  let latest = previous.latest;
+  let ids = [...previous.latestIds];
+  for (const entity of entities) {
+    if (latest === null || entity.version > latest) {
+      latest = entity.version;
+      ids = [entity.id];
+    } else if (entity.version === latest && !ids.includes(entity.id)) {
+      ids.push(entity.id);
+    }
+  }
+  return { latest, latestIds: ids.slice(0, MAX_LATEST_IDS) };
+}
+
+/** Entities a partition already read at exactly its latest version (a tail pass lists them again): left out. */
+export function notReadYet<T extends { id: string; version: string }>(
+  partition: Pick<Partition, 'latest' | 'latestIds'>,
+  entities: readonly T[],
+): T[] {
+  if (partition.latest === null) return [...entities];
+  return entities.filter((e) => !(e.version === partition.latest && partition.latestIds.includes(e.id)));
 }

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Checkpoint, Partition, ResumeRecord } from '../run/model.js';
+import type { Checkpoint, Partition, ResumeRecord, SyncRun } from '../run/model.js';
 import {
   DuplicatePageError,
   isConditionFailure,
@@ -7,6 +7,7 @@ import {
   RunStateError,
   type StoreError,
 } from './errors.js';
+import { toSyncRun } from './run-item.js';
 import { RUN_CONDITIONS, type SyncRunStore } from './sync-runs.js';
 
 /**
@@ -28,10 +29,21 @@ export interface PartitionCommit {
   readonly checkpoint: Omit<Checkpoint, 'page' | 'at'>;
   /** The partition's lowest watermark ceiling after this page (null: none). */
   readonly ceiling: string | null;
+  /** The latest version the partition read after this page, and the ids read at it. */
+  readonly latest: string | null;
+  readonly latestIds: readonly string[];
+  /**
+   * How the partition's last page (`checkpoint.cursor` null) ends it: `done`; `last_open` — done,
+   * only while no other partition is open (else the write is refused); `idle` — the open window
+   * waits for a tail pass, only while another partition is open (else refused).
+   */
+  readonly ending?: PartitionEnding;
   readonly processed: number;
   readonly errors: number;
   readonly now: number;
 }
+
+export type PartitionEnding = 'done' | 'last_open' | 'idle';
 
 /** A partition the fence re-arms, at the page it continues with. */
 export interface RearmedPartition {
@@ -194,30 +206,41 @@ export class PartitionStore {
    * Commits one complete page of a partition in one conditional write: the partition's
    * checkpoint, nextPage, heartbeat, ceiling and counters, and the run's counters. The
    * partition's last page (`checkpoint.cursor` null) marks it done and takes one off the run's
-   * open count; the count after the write is returned, so the worker whose commit took it to 0
-   * — exactly one — ends the run.
+   * open count (or, for the open window, idle; see {@link PartitionCommit.ending}). The run after
+   * the write is returned, so the worker whose commit took the count to 0 — exactly one — ends
+   * the run, and the one whose commit left only an idle open window arms its tail pass.
    */
-  async commit(c: PartitionCommit): Promise<{ openPartitions: number | null }> {
+  async commit(c: PartitionCommit): Promise<SyncRun> {
     const last = c.checkpoint.cursor === null;
+    const ending: PartitionEnding | undefined = last ? (c.ending ?? 'done') : undefined;
     const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
     const sets = [
       '#parts.#p.checkpoint = :checkpoint, #parts.#p.nextPage = :following',
       '#parts.#p.heartbeatAt = :now, #parts.#p.ceiling = :ceiling, updatedAt = :now',
+      '#parts.#p.latest = :latest, #parts.#p.latestIds = :latestIds',
       '#parts.#p.#processed = #parts.#p.#processed + :processed',
       '#parts.#p.#pages = #parts.#p.#pages + :one',
       '#parts.#p.errorCount = #parts.#p.errorCount + :errors',
       '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :one',
       'errorCount = errorCount + :errors',
-      ...(last
+      ...(ending === undefined ? ['#parts.#p.handoff = :handoff'] : []),
+      ...(ending === 'done' || ending === 'last_open'
         ? ['#parts.#p.#state = :done', 'openPartitions = openPartitions - :one']
-        : ['#parts.#p.handoff = :handoff']),
+        : []),
+      ...(ending === 'idle' ? ['#parts.#p.#state = :idle'] : []),
     ];
-    const removes = ['#parts.#p.deferredUntil', ...(last ? ['#parts.#p.handoff'] : [])];
+    const removes = ['#parts.#p.deferredUntil', ...(ending ? ['#parts.#p.handoff'] : [])];
+    const countCondition =
+      ending === 'last_open'
+        ? ' AND openPartitions = :one'
+        : ending === 'idle'
+          ? ' AND openPartitions > :one'
+          : '';
     const { Attributes } = await this.update(
       c.runId,
       {
         UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
-        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND #parts.#p.nextPage = :page AND #parts.#p.#state = :running`,
+        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND #parts.#p.nextPage = :page AND #parts.#p.#state = :running${countCondition}`,
         ExpressionAttributeNames: {
           ...NAMES,
           '#p': String(c.partition),
@@ -232,19 +255,51 @@ export class PartitionStore {
           ':following': c.page + 1,
           ':checkpoint': checkpoint,
           ':ceiling': c.ceiling,
+          ':latest': c.latest,
+          ':latestIds': [...c.latestIds],
           ':processed': c.processed,
           ':errors': c.errors,
           ':one': 1,
           ':now': c.now,
-          ...(last ? { ':done': 'done' } : { ':handoff': { page: c.page + 1, at: c.now, sentAt: null } }),
+          ...(ending === undefined ? { ':handoff': { page: c.page + 1, at: c.now, sentAt: null } } : {}),
+          ...(ending === 'done' || ending === 'last_open' ? { ':done': 'done' } : {}),
+          ...(ending === 'idle' ? { ':idle': 'idle' } : {}),
         },
-        ReturnValues: 'UPDATED_NEW',
+        ReturnValues: 'ALL_NEW',
       },
       { epoch: c.epoch, partition: c.partition, page: c.page },
     );
-    return {
-      openPartitions: typeof Attributes?.openPartitions === 'number' ? Attributes.openPartitions : null,
-    };
+    return toSyncRun(Attributes ?? {});
+  }
+
+  /**
+   * Starts the tail pass of an idle open window: it reads again from the latest version it read
+   * (`from`), at its next page, now that every other window is done. Conditioned on the partition
+   * being idle, so of two deciders (the worker that finished the last other window, the reaper)
+   * one arms it. Returns false when another did.
+   */
+  async armTail(
+    runId: string,
+    epoch: number,
+    partition: number,
+    from: string | null,
+    page: number,
+    now: number,
+  ) {
+    return this.tryUpdate(runId, {
+      UpdateExpression:
+        'SET #parts.#p.#state = :running, #parts.#p.#window.#from = :from, #parts.#p.handoff = :handoff, #parts.#p.heartbeatAt = :now, updatedAt = :now',
+      ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND #parts.#p.#state = :idle`,
+      ExpressionAttributeNames: { ...NAMES, '#p': String(partition), '#window': 'window', '#from': 'from' },
+      ExpressionAttributeValues: {
+        ':running': 'running',
+        ':idle': 'idle',
+        ':epoch': epoch,
+        ':from': from,
+        ':now': now,
+        ':handoff': { page, at: now, sentAt: null },
+      },
+    });
   }
 
   /**

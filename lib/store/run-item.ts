@@ -66,6 +66,8 @@ function toPartitions(stored: Record<string, unknown>): Record<string, Partition
       pages: (p.pages ?? 0) as number,
       errorCount: (p.errorCount ?? 0) as number,
       ceiling: (p.ceiling ?? null) as string | null,
+      latest: (p.latest ?? null) as string | null,
+      latestIds: (p.latestIds ?? []) as string[],
     };
   }
   return partitions;
