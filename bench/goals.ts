@@ -3,6 +3,7 @@ import type { KillResult } from './kill.js';
 import type { LoadResult } from './load.js';
 import type { MemoryResult } from './memory.js';
 import type { AwsModel } from './model.js';
+import type { PartitionedResult } from './partitioned.js';
 import { type GoalRow, show } from './report.js';
 
 /** "Flat" memory: the 50,000-entity peak stays within this factor of the 5,000-entity peak. */
@@ -18,7 +19,11 @@ export interface GoalInputs {
   readonly memory50k: MemoryResult | null;
   readonly kill: KillResult | null;
   readonly load: LoadResult | null;
+  readonly partitioned: PartitionedResult | null;
 }
+
+/** The `partitioned` goal: a run split into 8 partitions takes at most this share of one stream's time. */
+export const PARTITIONED_SPEEDUP_GOAL = 0.25;
 
 const judge = (value: number | null | undefined, ok: (v: number) => boolean) =>
   value === null || value === undefined ? null : ok(value);
@@ -75,6 +80,15 @@ export function buildGoals(i: GoalInputs): GoalRow[] {
       target: 'all',
       measured: i.load ? `${i.load.sources - i.load.failures.length}/${i.load.sources}` : 'n/a',
       met: i.load ? i.load.allSucceeded : null,
+    },
+    {
+      goal: 'partitioned run (k = 8) / bare sequential loop',
+      target: `≤ ${PARTITIONED_SPEEDUP_GOAL}`,
+      measured: i.partitioned?.unavailable ? 'unavailable' : show(i.partitioned?.partitionedSpeedup, '×', 3),
+      met: i.partitioned?.unavailable
+        ? false
+        : judge(i.partitioned?.partitionedSpeedup, (v) => v <= PARTITIONED_SPEEDUP_GOAL),
+      note: i.partitioned?.unavailable ?? i.partitioned?.note,
     },
   ];
 }

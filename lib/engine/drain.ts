@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
-import { isActive } from '../run/model.js';
+import { isActive, type SyncRun } from '../run/model.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
-import { endRun } from './finish.js';
+import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { chainPosition, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
+import { listRetrySlice } from './retry-work.js';
 
 /** The source id under which messages that name no source are filed. */
 export const UNKNOWN_SOURCE = '_unknown';
@@ -16,7 +17,8 @@ export const UNKNOWN_SOURCE = '_unknown';
 export type DrainResult =
   | { readonly outcome: 'malformed'; readonly entryId: string }
   | { readonly outcome: 'stale'; readonly reason: string }
-  | { readonly outcome: 'continued' | 'failed_run'; readonly entryId: string };
+  | { readonly outcome: 'continued'; readonly entryIds: readonly string[] }
+  | { readonly outcome: 'failed_run'; readonly entryId: string };
 
 function jsonField(body: string, field: string): string | undefined {
   try {
@@ -31,7 +33,8 @@ function jsonField(body: string, field: string): string | undefined {
  * Turns a message the page queue gave up on into a dead_letters entry and settles its run
  * (DESIGN §6): a malformed message is filed with its body excerpt; a poison page of the run's
  * current epoch is recorded and the run continues past it when the connector can compute the
- * next cursor, or ends `failed` with its checkpoint intact — never left running.
+ * next cursor, or ends `failed` with its checkpoint intact — never left running. A retry-failed
+ * run's page is not a source page: see {@link drainRetrySlice}.
  */
 export async function drainDeadMessage(
   deps: EngineDeps,
@@ -85,6 +88,7 @@ export async function drainDeadMessage(
     };
   }
   const reason = `poison page: processing failed on ${receiveCount} deliveries`;
+  if (run.mode === 'dlq_retry') return drainRetrySlice(deps, run, message, reason);
   const entryId = await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
@@ -130,7 +134,7 @@ export async function drainDeadMessage(
     }
     const { deferred: _deferred, attempts: _attempts, ...rest } = message;
     await sendPage(deps, { ...rest, page: message.page + 1, cursor });
-    return { outcome: 'continued', entryId };
+    return { outcome: 'continued', entryIds: [entryId] };
   }
   await endRun(deps, run, {
     epoch: run.epoch,
@@ -141,4 +145,72 @@ export async function drainDeadMessage(
     },
   });
   return { outcome: 'failed_run', entryId };
+}
+
+/**
+ * A retry-failed page the queue gave up on (DESIGN §6). Its cursor walks dead_letters, not the
+ * source, so it is never filed as a source page (a later retry would fetch the dead-letters
+ * cursor from the source): each entry of its slice stays open under its own kind and ref,
+ * recorded as failed once more by this run. The next slice's cursor needs no source response, so
+ * the run continues past the slice — or ends succeeded with these errors when it was the last.
+ */
+async function drainRetrySlice(
+  deps: EngineDeps,
+  run: SyncRun,
+  message: PageMessage,
+  reason: string,
+): Promise<DrainResult> {
+  const slice = await listRetrySlice(deps, run, message.cursor);
+  const cursor = slice.cursor ?? null;
+  const now = deps.clock.now();
+  try {
+    await deps.runs.commitPage({
+      runId: run.runId,
+      epoch: run.epoch,
+      page: message.page,
+      checkpoint: { cursor, watermark: null },
+      processed: 0,
+      errors: slice.items.length,
+      now,
+    });
+  } catch (error) {
+    if (error instanceof DuplicatePageError) return { outcome: 'stale', reason: 'page committed meanwhile' };
+    throw error;
+  }
+  // Recorded only once the commit won, as the retry page does: a losing copy must not re-open
+  // an entry the winner resolved.
+  const entryIds: string[] = [];
+  for (const entry of slice.items) {
+    entryIds.push(
+      await deps.deadLetters.record({
+        sourceId: run.sourceId,
+        kind: entry.kind,
+        ref: entry.ref,
+        errorClass: 'permanent',
+        reason,
+        attempts: 1,
+        runId: run.runId,
+        page: message.page,
+        ...(entry.excerpt !== null ? { payload: entry.excerpt } : {}),
+        now,
+      }),
+    );
+    deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: entry.kind });
+  }
+  deps.logger.error('poison retry-failed page drained: its entries stay open', {
+    runId: run.runId,
+    page: message.page,
+    entries: entryIds.length,
+  });
+  if (cursor === null) {
+    await finishSucceeded(deps, run, null);
+    return { outcome: 'continued', entryIds };
+  }
+  if (message.page + 1 > deps.limits.maxPagesPerRun) {
+    await failOverBudget(deps, run);
+    return { outcome: 'continued', entryIds };
+  }
+  const next = { v: 1, runId: run.runId, sourceId: run.sourceId, epoch: run.epoch } as const;
+  await sendPage(deps, { ...next, page: message.page + 1, cursor });
+  return { outcome: 'continued', entryIds };
 }

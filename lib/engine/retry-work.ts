@@ -2,11 +2,15 @@ import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
 import type { Entity, TimeWindow } from '../connectors/contract.js';
 import type { RetryOutcome } from '../retry/outcome.js';
+import type { SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
+import type { Page } from '../store/paging.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
+import type { EngineDeps } from './deps.js';
 import { cursorOfRef } from './page-scope.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
+import type { RunParams } from './start-run.js';
 import type { StepContext, StepResult } from './step.js';
 
 /** Dead letters a retry-failed page takes: as many waves of re-fetches as fit one invocation at their worst. */
@@ -23,18 +27,31 @@ type EntryOutcome =
   | { readonly kind: 'defer'; readonly untilMs: number; readonly reason: string };
 
 /**
+ * The dead letters one retry-failed page takes from `cursor`: those open when the run started,
+ * {@link RETRY_PAGE_SIZE} at a time. The page step and the page-DLQ drain list the same slice.
+ */
+export function listRetrySlice(
+  deps: EngineDeps,
+  run: SyncRun,
+  cursor: string | null,
+): Promise<Page<DeadLetter>> {
+  const params = run.params as Partial<RunParams>;
+  return deps.deadLetters.list(run.sourceId, {
+    limit: RETRY_PAGE_SIZE,
+    cursor,
+    failedBefore: params.deadLettersBefore ?? run.createdAt,
+  });
+}
+
+/**
  * A `dlq_retry` page (DESIGN §6): the next slice of the source's dead letters that were open
  * when the run started. Items are re-fetched by id, pages by cursor; resolved entries leave
  * dead_letters, failing ones stay with one more attempt and the new error. The cursor walks the
  * dead_letters table itself, so the run needs no snapshot and never moves a source cursor.
  */
 export async function retryFailedPage(context: StepContext): Promise<StepResult> {
-  const { deps, run, message, params } = context;
-  const slice = await deps.deadLetters.list(run.sourceId, {
-    limit: RETRY_PAGE_SIZE,
-    cursor: message.cursor,
-    failedBefore: params.deadLettersBefore ?? run.createdAt,
-  });
+  const { deps, run, message } = context;
+  const slice = await listRetrySlice(deps, run, message.cursor);
   const limit = pLimit(RETRY_CONCURRENCY);
   const outcomes = await Promise.all(slice.items.map((entry) => limit(() => retryEntry(context, entry))));
   context.ensureOwned();

@@ -1,9 +1,13 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELIABILITY } from '../../lib/config/constants.js';
+import type { EngineDeps } from '../../lib/engine/deps.js';
+import { drainDeadMessage } from '../../lib/engine/drain.js';
 import { processPage } from '../../lib/engine/page-step.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
-import { parsePageMessage } from '../../lib/queue/page-message.js';
+import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
@@ -25,27 +29,30 @@ afterAll(async () => {
   await fake.stop();
 });
 
-/** Runs `mode` on `sourceId` to its end, delivering its page messages by hand. */
-async function runToEnd(sourceId: string, mode: RunMode): Promise<SyncRun> {
-  const { runId } = await startRun(engine.deps, { sourceId, mode });
+/** Receives and deletes every page message now visible in the queue. */
+async function takeMessages(): Promise<PageMessage[]> {
+  const { sqs } = engine.aws.clients;
+  const queueUrl = engine.aws.resources.pageQueueUrl;
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
+  );
+  for (const m of Messages) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+  }
+  return Messages.map((m) => parsePageMessage(m.Body!));
+}
+
+/** Runs `mode` on `sourceId` (or carries on with run `runId`) to its end, delivering its page messages by hand. */
+async function runToEnd(sourceId: string, mode: RunMode, runId?: string): Promise<SyncRun> {
+  const id = runId ?? (await startRun(engine.deps, { sourceId, mode })).runId;
   for (let round = 0; round < 50; round++) {
-    const run = await engine.deps.runs.require(runId);
+    const run = await engine.deps.runs.require(id);
     if (isTerminal(run.state)) return run;
-    const { Messages = [] } = await engine.aws.clients.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: engine.aws.resources.pageQueueUrl, MaxNumberOfMessages: 10 }),
-    );
-    for (const m of Messages) {
-      await engine.aws.clients.sqs.send(
-        new DeleteMessageCommand({
-          QueueUrl: engine.aws.resources.pageQueueUrl,
-          ReceiptHandle: m.ReceiptHandle,
-        }),
-      );
-      const message = parsePageMessage(m.Body!);
-      if (message.runId === runId) await processPage(engine.deps, message);
+    for (const message of await takeMessages()) {
+      if (message.runId === id) await processPage(engine.deps, message);
     }
   }
-  throw new Error(`run ${runId} did not end`);
+  throw new Error(`run ${id} did not end`);
 }
 
 describe('retry-failed of an incremental run’s failed page', () => {
@@ -70,5 +77,84 @@ describe('retry-failed of an incremental run’s failed page', () => {
       expect((await engine.deps.items.get(sourceId, entity.id))?.version).toBe(entity.updatedAt);
     }
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
+  });
+});
+
+/** The engine with a worker bug on every page of `runId`, after its items were loaded. */
+function poisoned(runId: string): EngineDeps {
+  return {
+    ...engine.deps,
+    hooks: {
+      at(point, context) {
+        if (point === 'afterLoad' && context.runId === runId) throw new Error('worker bug on this page');
+      },
+    },
+  };
+}
+
+describe('a retry-failed page that the page queue gave up on', () => {
+  it('is filed under the entries it was retrying, not as a source page, and the run continues past it', async () => {
+    const sourceId = 'retry-poison';
+    const broken = await startFakeSource({ entities: 120, seed: 31, profile: { invalidRecords: 8 } });
+    try {
+      await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(broken.url));
+      expect((await runToEnd(sourceId, 'full')).errorCount).toBe(8);
+      broken.control.fix();
+      const before = await engine.deps.deadLetters.listAll(sourceId);
+      const { runId } = await startRun(engine.deps, { sourceId, mode: 'dlq_retry' });
+      const [first] = (await takeMessages()).filter((m) => m.runId === runId);
+      expect(first).toMatchObject({ page: 1 });
+
+      // Its first slice keeps failing on every delivery, so SQS moves it to the page DLQ.
+      await expect(processPage(poisoned(runId), first!)).rejects.toThrow('worker bug');
+      const drained = await drainDeadMessage(engine.deps, JSON.stringify(first), RELIABILITY.maxReceiveCount);
+
+      const after = await engine.deps.deadLetters.listAll(sourceId);
+      expect(after.filter((e) => e.kind === 'page')).toEqual([]);
+      expect(drained.outcome).toBe('continued');
+      const slice = before.slice(0, RETRY_PAGE_SIZE);
+      expect(after.map((e) => e.entryId).sort()).toEqual(before.map((e) => e.entryId).sort());
+      for (const entry of slice) {
+        expect(after.find((e) => e.entryId === entry.entryId)).toMatchObject({
+          kind: entry.kind,
+          ref: entry.ref,
+          runId,
+          attempts: entry.attempts + 1,
+          reason: expect.stringContaining('poison'),
+        });
+      }
+      // The next slice is delivered and retried as usual; the poisoned entries stay open.
+      const run = await runToEnd(sourceId, 'dlq_retry', runId);
+      expect(run).toMatchObject({ state: 'succeeded', errorCount: slice.length });
+      expect(run.progress.processed).toBe(before.length - slice.length);
+      const open = await engine.deps.deadLetters.listAll(sourceId);
+      expect(open.map((e) => e.entryId).sort()).toEqual(slice.map((e) => e.entryId).sort());
+    } finally {
+      await broken.stop();
+    }
+  });
+
+  it('ends the run succeeded with its entries still open when the poisoned slice was the last', async () => {
+    const sourceId = 'retry-poison-last';
+    const broken = await startFakeSource({ entities: 60, seed: 32, profile: { invalidRecords: 3 } });
+    try {
+      await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(broken.url));
+      expect((await runToEnd(sourceId, 'full')).errorCount).toBe(3);
+      const before = await engine.deps.deadLetters.listAll(sourceId);
+      const { runId } = await startRun(engine.deps, { sourceId, mode: 'dlq_retry' });
+      const [first] = (await takeMessages()).filter((m) => m.runId === runId);
+      await expect(processPage(poisoned(runId), first!)).rejects.toThrow('worker bug');
+
+      const drained = await drainDeadMessage(engine.deps, JSON.stringify(first), RELIABILITY.maxReceiveCount);
+
+      expect(drained.outcome).toBe('continued');
+      const run = await engine.deps.runs.require(runId);
+      expect(run).toMatchObject({ state: 'succeeded', errorCount: 3, progress: { processed: 0 } });
+      expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
+      const open = await engine.deps.deadLetters.listAll(sourceId);
+      expect(open.map((e) => [e.kind, e.ref, e.runId])).toEqual(before.map((e) => [e.kind, e.ref, runId]));
+    } finally {
+      await broken.stop();
+    }
   });
 });
