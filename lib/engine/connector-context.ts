@@ -1,4 +1,5 @@
 import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
+import { readWindow } from '../run/partitions.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -10,7 +11,7 @@ export function connectorContext(
   context: StepContext,
   since: string | null,
   /** The window to read (default: the step's partition's, if any). */
-  window: TimeWindow | undefined = context.partition?.window,
+  window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
   return {

@@ -2,6 +2,7 @@ import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
+import { readWindow } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
 import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
@@ -58,8 +59,9 @@ export async function failUnavailable(
 ): Promise<StepResult> {
   const hours = RELIABILITY.progressBudgetMs / 3_600_000;
   if (run.mode !== 'dlq_retry') {
-    const window =
-      message.partition === undefined ? undefined : run.partitions?.[String(message.partition)]?.window;
+    const partition =
+      message.partition === undefined ? undefined : run.partitions?.[String(message.partition)];
+    const window = partition ? readWindow(partition) : undefined;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'page',

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
 import { isActive, type SyncRun } from '../run/model.js';
+import { readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
@@ -92,14 +93,14 @@ export async function drainDeadMessage(
   const entryId = await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: pageRef(message.cursor, partition?.window),
+    ref: pageRef(message.cursor, partition ? readWindow(partition) : undefined),
     errorClass: 'permanent',
     reason,
     attempts: receiveCount,
     runId: run.runId,
     page: message.page,
     payload: body,
-    scope: pageScope(run, undefined, partition?.window),
+    scope: pageScope(run, undefined, partition ? readWindow(partition) : undefined),
     now,
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });

@@ -3,7 +3,7 @@ import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js'
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
-import { notReadYet } from '../run/partitions.js';
+import { notReadYet, readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
@@ -219,7 +219,7 @@ async function pageDeadLettered(
   attempts: number,
 ): Promise<StepResult> {
   const { deps, run, message, connector, config } = context;
-  const window = context.partition?.window;
+  const window = context.partition ? readWindow(context.partition) : undefined;
   await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',

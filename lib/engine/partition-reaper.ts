@@ -1,7 +1,7 @@
 import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import type { Partition, SyncRun } from '../run/model.js';
-import { partitionSilenceInput, partitionsOf } from '../run/partitions.js';
+import { partitionSilenceInput, partitionsOf, readWindow } from '../run/partitions.js';
 import { decidePartitionedResume } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt, type Silence } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
@@ -96,7 +96,7 @@ async function fenceRun(
     await failCrashLoop(deps, run, {
       page: first.nextPage,
       cursor: first.nextPage > 1 ? (first.checkpoint?.cursor ?? null) : null,
-      window: first.window,
+      window: readWindow(first),
     });
     return { kind: 'acted', verdict: decision.verdict, action: 'fail' };
   }

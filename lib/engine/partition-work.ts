@@ -134,7 +134,7 @@ export async function startTailPass(
   partition: Partition,
   epoch: number,
 ): Promise<boolean> {
-  const from = partition.latest ?? partition.window.from;
+  const from = partition.latest ?? partition.tailFrom ?? partition.window.from;
   const armed = await deps.partitions.armTail(
     run.runId,
     epoch,

@@ -161,6 +161,8 @@ export interface Partition {
   /** The latest version this partition read, and the ids read at it (a tail pass skips them). */
   readonly latest: string | null;
   readonly latestIds: readonly string[];
+  /** The open window's tail pass reads from here (its latest version when the pass began); null: none. */
+  readonly tailFrom: string | null;
 }
 
 export function isTerminal(state: RunState): boolean {

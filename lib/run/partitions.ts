@@ -65,9 +65,15 @@ export function newPartitions(windows: readonly Window[], now: number): Record<s
         ceiling: null,
         latest: null,
         latestIds: [],
+        tailFrom: null,
       } satisfies Partition,
     ]),
   );
+}
+
+/** The window a partition's pages are fetched with: its own, from its tail's start during a tail pass. */
+export function readWindow(partition: Pick<Partition, 'window' | 'tailFrom'>): Window {
+  return partition.tailFrom === null ? partition.window : { ...partition.window, from: partition.tailFrom };
 }
 
 /** A run's partitions in index order; empty for a run read as one stream. */

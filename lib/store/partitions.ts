@@ -288,9 +288,9 @@ export class PartitionStore {
   ) {
     return this.tryUpdate(runId, {
       UpdateExpression:
-        'SET #parts.#p.#state = :running, #parts.#p.#window.#from = :from, #parts.#p.handoff = :handoff, #parts.#p.heartbeatAt = :now, updatedAt = :now',
+        'SET #parts.#p.#state = :running, #parts.#p.tailFrom = :from, #parts.#p.handoff = :handoff, #parts.#p.heartbeatAt = :now, updatedAt = :now',
       ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND #parts.#p.#state = :idle`,
-      ExpressionAttributeNames: { ...NAMES, '#p': String(partition), '#window': 'window', '#from': 'from' },
+      ExpressionAttributeNames: { ...NAMES, '#p': String(partition) },
       ExpressionAttributeValues: {
         ':running': 'running',
         ':idle': 'idle',

@@ -68,6 +68,7 @@ function toPartitions(stored: Record<string, unknown>): Record<string, Partition
       ceiling: (p.ceiling ?? null) as string | null,
       latest: (p.latest ?? null) as string | null,
       latestIds: (p.latestIds ?? []) as string[],
+      tailFrom: (p.tailFrom ?? null) as string | null,
     };
   }
   return partitions;
