@@ -10,6 +10,12 @@ import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
 import type { RequestCounter } from './counter.js';
 
+/**
+ * Start options of the phases that measure one ordered stream (pipeline, kill, memory): a bound
+ * of one partition, so the engine never splits their runs (the `partitioned` phase measures that).
+ */
+export const ONE_STREAM = { partitions: 1 } as const;
+
 /** The region every benchmark phase uses (the prices are us-east-1's). */
 export const BENCH_REGION = 'us-east-1';
 

@@ -123,7 +123,7 @@ export async function httpSubject(name: HttpShape, seed: number, entities = 45):
     name,
     connector,
     config,
-    splits: name !== 'rest-json',
+    splits: true,
     ctx,
     async truth() {
       const truth = fake.truth();

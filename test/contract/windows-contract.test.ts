@@ -19,7 +19,8 @@ import { HTTP_SHAPES, type HttpShape, httpSubject, type Subject } from './subjec
  * 5. a partition resumes from each of its checkpoints as if uninterrupted;
  * 6. the plan's requests fail and classify as the connector's other requests do.
  *
- * A stream the connector cannot split answers an empty plan without spending a request.
+ * A stream the connector cannot split answers an empty plan without spending a request, and a
+ * window it cannot read is refused.
  */
 
 const subjects: Subject[] = [];
@@ -50,9 +51,7 @@ function windowSizes(truth: Map<string, string>, boundaries: readonly string[]):
   );
 }
 
-const SPLITTING = HTTP_SHAPES.filter((name) => name !== 'rest-json');
-
-describe.each(SPLITTING)('partition contract: %s', (name) => {
+describe.each(HTTP_SHAPES)('partition contract: %s', (name) => {
   it('plans ascending boundaries after the first entity that cut the listing into windows of similar size', async () => {
     const s = await subject(name);
     const truth = await s.truth();
@@ -85,6 +84,20 @@ describe.each(SPLITTING)('partition contract: %s', (name) => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(latest(...partitioned.windows)).toEqual(await s.truth());
     expect(partitioned.windows.every((w) => w.entities.length > 0)).toBe(true);
+  });
+
+  it('windows cut at entities’ own modification times deliver each of them to the window that starts there', async () => {
+    const s = await subject(name);
+    const truth = await s.truth();
+    const versions = [...truth.values()].sort();
+    const boundaries = [versions[10]!, versions[20]!, versions[30]!];
+    const partitioned = await runWindows(s, boundaries);
+    const ids = partitioned.windows.flatMap((w) => w.entities.map(([id]) => id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(latest(...partitioned.windows)).toEqual(truth);
+    partitioned.windows.slice(1).forEach((w, i) => {
+      expect(w.entities[0]?.[1]).toBe(boundaries[i]);
+    });
   });
 
   it('windows planned from a since deliver exactly the entities modified since then', async () => {
@@ -159,16 +172,34 @@ describe.each(SPLITTING)('partition contract: %s', (name) => {
 });
 
 describe('partition contract: a stream that cannot be split', () => {
-  it('rest-json over a stable source cursor plans no windows, spends no request, and refuses a window', async () => {
+  it.each([
+    { why: 'without sinceParam', change: { sinceParam: undefined } },
+    { why: 'unordered', change: { ordered: false } },
+  ])('rest-json $why plans no windows, spends no request, and refuses a window', async ({ change }) => {
     const s = await subject('rest-json');
-    expect(await plan(s, { maxWindows: 4, minEntitiesPerWindow: 5 })).toEqual({
+    const config = { ...(s.config as Record<string, unknown>), ...change };
+    expect(
+      await s.connector.planWindows!(config, { maxWindows: 4, minEntitiesPerWindow: 5 }, s.ctx(null)),
+    ).toEqual({
       boundaries: [],
       total: null,
       requests: 0,
     });
     await expect(
-      s.connector.fetchPage(s.config, null, s.ctx(null, { from: null, until: '2024-01-01T00:00:10.000Z' })),
+      s.connector.fetchPage(config, null, s.ctx(null, { from: null, until: '2024-01-01T00:00:10.000Z' })),
     ).rejects.toThrow(ClassifiedError);
+  });
+
+  it('rest-json over a cursor without totalPath plans no windows and spends no request', async () => {
+    const s = await subject('rest-json (keyed, cursor)');
+    const config = { ...(s.config as Record<string, unknown>), totalPath: undefined };
+    expect(
+      await s.connector.planWindows!(config, { maxWindows: 4, minEntitiesPerWindow: 5 }, s.ctx(null)),
+    ).toEqual({
+      boundaries: [],
+      total: null,
+      requests: 0,
+    });
   });
 });
 

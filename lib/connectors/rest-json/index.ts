@@ -16,6 +16,7 @@ import { noWindows, planByCount, planByPosition, windowedRemaining } from '../wi
 import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
 import { nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
+import { fetchWindowedCursorPage, isWindowedCursor } from './windowed-cursor.js';
 
 export type { RestJsonConfig } from './config.js';
 export { restJsonConfigSchema } from './config.js';
@@ -25,11 +26,12 @@ export { restJsonConfigSchema } from './config.js';
  * or next-page URL, described by config (see {@link restJsonConfigSchema}). Errors follow the
  * default classification; the manifest follows the config (`ordered`, pagination type).
  *
- * Partitions (see {@link planWindows}) need a keyed stream (`ordered` + `sinceParam`): with page
- * pagination the windows come from the record at each quantile position (a page of one record),
- * counted by `totalPath` or by probing for the end; with cursor or next-url pagination, from
- * `totalPath` counts of `since` listings, bisected over time. A keyed cursor source without
- * `totalPath`, and every unkeyed source, is never split.
+ * Partitions (see {@link planWindows}) need an ordered stream with `sinceParam`, keyed or over a
+ * stable source cursor (`./windowed-cursor.ts`): with keyed page pagination the windows come from
+ * the record at each quantile position (a page of one record), counted by `totalPath` or by
+ * probing for the end; with cursor or next-url pagination, from `totalPath` counts of `since`
+ * listings, bisected over time. A cursor source without `totalPath`, and every unordered source
+ * or one without `sinceParam`, is never split.
  */
 const manifest: ConnectorManifest = {
   name: 'rest-json',
@@ -90,11 +92,17 @@ async function fetchPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  if (positionKind(config) === 'keyset') return fetchKeyedPage(config, cursor, ctx);
-  if (ctx.window !== undefined) {
-    throw new ClassifiedError(
-      'permanent',
-      'only a keyed rest-json stream (ordered, with sinceParam) reads a window',
+  const kind = positionKind(config);
+  if (kind === 'keyset') return fetchKeyedPage(config, cursor, ctx);
+  if (ctx.window !== undefined || isWindowedCursor(cursor)) {
+    if (kind !== 'stable-cursor' || config.sinceParam === undefined) {
+      throw new ClassifiedError(
+        'permanent',
+        'only an ordered rest-json stream with sinceParam (keyed, or over a stable cursor) reads a window',
+      );
+    }
+    return fetchWindowedCursorPage(config, cursor, ctx.since, ctx.window, (url) =>
+      fetchList(config, url, ctx),
     );
   }
   const { items, body, url } = await fetchList(config, pageUrl(config, cursor, ctx.since), ctx);
@@ -134,18 +142,20 @@ async function fetchKeyedPage(
 }
 
 /**
- * Windows of similar size for a keyed stream (module documentation); an unkeyed one, or a keyed
- * cursor stream without `totalPath`, is not split (no boundaries, no request spent).
+ * Windows of similar size for a keyed stream or one over a stable cursor with `sinceParam`
+ * (module documentation); any other stream, or a cursor stream without `totalPath`, is not split
+ * (no boundaries, no request spent).
  */
 async function planWindows(
   config: RestJsonConfig,
   request: WindowRequest,
   ctx: ConnectorContext,
 ): Promise<WindowPlan> {
-  if (positionKind(config) !== 'keyset') return noWindows(null, 0);
+  const kind = positionKind(config);
+  if (kind === 'positional' || config.sinceParam === undefined) return noWindows(null, 0);
   const one = { ...config, pageSize: 1 };
   const { pagination } = config;
-  if (pagination.type === 'page') {
+  if (kind === 'keyset' && pagination.type === 'page') {
     return planByPosition(async (index) => {
       const listed = await fetchList(
         config,
