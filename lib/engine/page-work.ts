@@ -11,6 +11,7 @@ import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
+import { RateBudgetWaitError } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
@@ -46,12 +47,23 @@ export function ownedRetryDeps(context: StepContext): RetryDeps {
  * is lost the attempt throws the store's refusal, which no classifier retries, and the caller's
  * `ensureOwned()` turns the outcome into a clean stop.
  */
-export function retryOwned<T>(context: StepContext, operation: () => Promise<T>): Promise<RetryOutcome<T>> {
+export async function retryOwned<T>(
+  context: StepContext,
+  operation: () => Promise<T>,
+): Promise<RetryOutcome<T>> {
   const { deps, connector } = context;
-  return retryWithBackoff(
-    () => {
+  // A wait for the rate budget is not a failed attempt (no request was sent): it leaves the loop
+  // as a value, and becomes a deferral that keeps the attempts spent so far.
+  type Attempt = { readonly value: T } | { readonly budgetWait: RateBudgetWaitError };
+  const outcome = await retryWithBackoff<Attempt>(
+    async () => {
       context.ensureOwned();
-      return operation();
+      try {
+        return { value: await operation() };
+      } catch (error) {
+        if (error instanceof RateBudgetWaitError) return { budgetWait: error };
+        throw error;
+      }
     },
     (error) => connector.classify(error, deps.retry.now()),
     ownedRetryDeps(context),
@@ -64,6 +76,10 @@ export function retryOwned<T>(context: StepContext, operation: () => Promise<T>)
       },
     },
   );
+  if (outcome.kind !== 'ok') return outcome;
+  if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
+  const wait = outcome.value.budgetWait;
+  return { kind: 'defer', untilMs: wait.until, reason: wait.message, attempts: outcome.attempts - 1 };
 }
 
 /**

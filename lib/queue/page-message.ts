@@ -25,6 +25,11 @@ export const PageMessageSchema = z.strictObject({
    * that partition's own chain. Absent: the run's one chain (or its planning step, page 1).
    */
   partition: z.number().int().nonnegative().max(63).optional(),
+  /**
+   * The rate-budget slot the page was deferred to (epoch ms: good from `at` until its window ends
+   * at `until`): its first request spends that reservation instead of queueing again.
+   */
+  budgetSlot: z.strictObject({ at: z.number().int(), until: z.number().int() }).optional(),
 });
 export type PageMessage = z.infer<typeof PageMessageSchema>;
 
