@@ -5,6 +5,7 @@ import type { MemoryResult } from './memory.js';
 import type { AwsModel } from './model.js';
 import type { PartitionedResult } from './partitioned.js';
 import { type GoalRow, show } from './report.js';
+import type { SharedBudgetResult } from './shared-budget.js';
 
 /** "Flat" memory: the 50,000-entity peak stays within this factor of the 5,000-entity peak. */
 export const FLAT_MEMORY_TOLERANCE = 1.15;
@@ -20,10 +21,14 @@ export interface GoalInputs {
   readonly kill: KillResult | null;
   readonly load: LoadResult | null;
   readonly partitioned: PartitionedResult | null;
+  readonly sharedBudget: SharedBudgetResult | null;
 }
 
 /** The `partitioned` goal: a run split into 8 partitions takes at most this share of one stream's time. */
 export const PARTITIONED_SPEEDUP_GOAL = 0.25;
+
+/** The `shared budget` goal: the wall time stays within this factor of the quota-bound optimum. */
+export const BUDGET_VS_OPTIMUM_GOAL = 1.2;
 
 const judge = (value: number | null | undefined, ok: (v: number) => boolean) =>
   value === null || value === undefined ? null : ok(value);
@@ -89,6 +94,20 @@ export function buildGoals(i: GoalInputs): GoalRow[] {
         ? false
         : judge(i.partitioned?.partitionedSpeedup, (v) => v <= PARTITIONED_SPEEDUP_GOAL),
       note: i.partitioned?.unavailable ?? i.partitioned?.note,
+    },
+    {
+      goal: 'shared budget: requests refused by the source',
+      target: '0',
+      measured: show(i.sharedBudget?.budgetRejected, '', 0),
+      met: judge(i.sharedBudget?.budgetRejected, (v) => v === 0),
+      note: '10 sources sharing one token against a quota keyed by token (GitHub-like 403 + X-RateLimit-*)',
+    },
+    {
+      goal: 'shared budget: wall time / quota-bound optimum',
+      target: `≤ ${BUDGET_VS_OPTIMUM_GOAL}`,
+      measured: show(i.sharedBudget?.budgetVsOptimum, '×', 3),
+      met: judge(i.sharedBudget?.budgetVsOptimum, (v) => v <= BUDGET_VS_OPTIMUM_GOAL),
+      note: 'optimum: the earliest the quota admits the last request the runs needed, from the same start',
     },
   ];
 }

@@ -17,6 +17,13 @@ export const PHASE_FIELDS: Record<
     fields: ['partitionedSpeedup', 'partitioned'],
     goals: ['partitioned run (k = 8) / bare sequential loop'],
   },
+  budget: {
+    fields: ['budgetRejected', 'budgetVsOptimum', 'sharedBudget'],
+    goals: [
+      'shared budget: requests refused by the source',
+      'shared budget: wall time / quota-bound optimum',
+    ],
+  },
 };
 
 type Results = Record<string, unknown> & { goals: GoalRow[] };

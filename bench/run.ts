@@ -2,7 +2,7 @@
  * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
  * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
  * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory,partitioned runs a subset (for development; the other fields are null), and with
+ * kill,load,memory,partitioned,budget runs a subset (for development; the other fields are null), and with
  * BENCH_MERGE=1 keeps the other phases' numbers from the previous results.json (see merge.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { PARTITIONED_SOURCE, type PartitionedResult, runPartitioned } from './pa
 import { type PipelineResult, runPipeline } from './pipeline.js';
 import { printGoals, printRequests, printTable, show } from './report.js';
 import { round } from './setup.js';
+import { runSharedBudget, type SharedBudgetResult } from './shared-budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -54,6 +55,7 @@ let load: LoadResult | null = null;
 let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
 let partitioned: PartitionedResult | null = null;
+let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
   pipeline = await phase('pipeline', () => runPipeline(emulator.endpoint));
@@ -62,6 +64,7 @@ try {
   memory5k = await phase('memory', () => runMemory(emulator.endpoint, 5_000));
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
   partitioned = await phase('partitioned', () => runPartitioned(emulator.endpoint));
+  sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
 } finally {
   await emulator.stop();
 }
@@ -125,6 +128,9 @@ const results = {
   load,
   partitionedSpeedup: partitioned?.partitionedSpeedup ?? null,
   partitioned,
+  budgetRejected: sharedBudget?.budgetRejected ?? null,
+  budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
+  sharedBudget,
   goals: [] as ReturnType<typeof buildGoals>,
   errors,
 };
@@ -138,6 +144,7 @@ results.goals = buildGoals({
   kill,
   load,
   partitioned,
+  sharedBudget,
 });
 const written = MERGE
   ? mergeResults(JSON.parse(readFileSync(RESULTS, 'utf8')), results, ONLY ?? [])
@@ -184,6 +191,20 @@ printTable(
     ],
     ['partitioned: speedup ratio (pipeline / bare loop)', show(partitioned?.partitionedSpeedup, '×', 3)],
     ['partitioned: emulator floor (no source latency)', show(partitioned?.emulatorFloorSeconds, ' s')],
+    [
+      'shared budget: sources × entities, quota',
+      sharedBudget
+        ? `${sharedBudget.sources} × ${sharedBudget.entitiesPerSource}, ${sharedBudget.quota.limit} per ${sharedBudget.quota.windowSeconds} s`
+        : 'n/a',
+    ],
+    [
+      'shared budget: requests, rejected',
+      sharedBudget ? `${sharedBudget.requests}, ${sharedBudget.budgetRejected}` : 'n/a',
+    ],
+    [
+      'shared budget: wall time vs quota-bound optimum',
+      sharedBudget ? `${sharedBudget.seconds} s vs ${sharedBudget.optimumSeconds} s` : 'n/a',
+    ],
   ],
 );
 if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);
@@ -192,5 +213,10 @@ printGoals(results.goals);
 console.log(`\nwrote ${RESULTS}${MERGE ? ` (merged: ${ONLY?.join(', ')})` : ''}`);
 
 if (load && !load.allSucceeded) console.error(`load phase failed:\n  ${load.failures.join('\n  ')}`);
-const failed = Object.keys(errors).length > 0 || (load !== null && !load.allSucceeded);
+if (sharedBudget && !sharedBudget.allSucceeded)
+  console.error(`shared budget phase failed:\n  ${sharedBudget.failures.join('\n  ')}`);
+const failed =
+  Object.keys(errors).length > 0 ||
+  (load !== null && !load.allSucceeded) ||
+  (sharedBudget !== null && !sharedBudget.allSucceeded);
 process.exit(failed ? 1 : 0);

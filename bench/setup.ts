@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../lib/aws/clients.js';
 import { loadConfig, resourceNamesFor } from '../lib/config/env.js';
+import type { SecretResolver } from '../lib/connectors/contract.js';
 import { createEngineDeps } from '../lib/engine/create.js';
 import type { Clock, EngineDeps } from '../lib/engine/deps.js';
 import { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
@@ -42,7 +43,14 @@ export interface BenchEnv {
 export async function setUpBench(
   endpoint: string,
   hint: string,
-  options: { counter?: RequestCounter; clock?: Clock } = {},
+  options: {
+    counter?: RequestCounter;
+    clock?: Clock;
+    /** Extra engine environment (`SHARED_SECRET_REFS`, …). */
+    env?: Record<string, string>;
+    /** Resolves secret references (a phase whose sources carry tokens). */
+    secrets?: SecretResolver;
+  } = {},
 ): Promise<BenchEnv> {
   const prefix = `bench-${hint}-${randomBytes(3).toString('hex')}`;
   const metered = (caller: 'engine' | 'esm') =>
@@ -60,6 +68,7 @@ export async function setUpBench(
     AWS_ENDPOINT_URL: endpoint,
     HARVESTER_PREFIX: prefix,
     LOG_LEVEL: 'SILENT',
+    ...options.env,
   });
   const wire = (clients: AwsClients) =>
     createEngineDeps({
@@ -67,6 +76,7 @@ export async function setUpBench(
       clients,
       queues: { pageQueueUrl: resources.pageQueueUrl, pageQueueArn: resources.pageQueueArn },
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.secrets ? { secrets: options.secrets } : {}),
     });
   const runtimes: LocalRuntime[] = [];
   const deps = wire(engineClients);

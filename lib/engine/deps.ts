@@ -7,6 +7,8 @@ import type { RetryDeps } from '../retry/outcome.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
+import type { PartitionStore } from '../store/partitions.js';
+import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
 import type { RunEvents } from './events.js';
@@ -28,7 +30,10 @@ export type StepPoint = (typeof STEP_POINTS)[number];
 /** Test-only hooks; production passes none. */
 export interface EngineHooks {
   /** Called at each step point; may throw {@link SimulatedCrashError} or wait (a zombie pause). */
-  at?(point: StepPoint, context: { runId: string; epoch: number; page: number }): Promise<void> | void;
+  at?(
+    point: StepPoint,
+    context: { runId: string; epoch: number; page: number; partition?: number },
+  ): Promise<void> | void;
 }
 
 /** Thrown by a hook to simulate the worker dying at that point: the runtime treats the message as lost in flight. */
@@ -39,10 +44,14 @@ export class SimulatedCrashError extends Error {
 /** Everything the engine talks to: the ports of STYLE.md, passed in, never module statics. */
 export interface EngineDeps {
   readonly runs: SyncRunStore;
+  /** The partitions of partitioned runs (stored on the run's own item). */
+  readonly partitions: PartitionStore;
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;
   readonly items: ItemStore;
+  /** Rate budgets per credential; absent: source requests are not budgeted. */
+  readonly budgets?: RateBudgetStore;
   readonly queue: PageQueue;
   readonly events: RunEvents;
   readonly connectors: ConnectorLookup;
@@ -64,8 +73,16 @@ export interface EngineDeps {
   readonly limits: {
     readonly maxPagesPerRun: number;
     readonly heartbeatIntervalMs: number;
+    /** Requests in flight per credential, across every worker (`MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`); 0: no cap. */
+    readonly maxConcurrentRequestsPerCredential?: number;
+    /** Longest rate-budget wait slept in the invocation; longer ones defer. Default `RELIABILITY.maxInlineBudgetWaitMs`. */
+    readonly maxInlineBudgetWaitMs?: number;
     /** How far before the watermark an incremental run asks from (`WATERMARK_LOOKBACK_SECONDS`). */
     readonly watermarkLookbackMs: number;
+    /** Default bound on a run's partitions (`MAX_PARTITIONS_PER_RUN`); 1: never split. */
+    readonly maxPartitions: number;
+    /** Fewest entities worth a partition (`MIN_ENTITIES_PER_PARTITION`). */
+    readonly minEntitiesPerPartition: number;
   };
   readonly hooks?: EngineHooks;
 }

@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
-import type { Entity } from '../connectors/contract.js';
+import type { Entity, TimeWindow } from '../connectors/contract.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
@@ -8,6 +8,7 @@ import type { Page } from '../store/paging.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import type { EngineDeps } from './deps.js';
+import { cursorOfRef } from './page-scope.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { RunParams } from './start-run.js';
 import type { StepContext, StepResult } from './step.js';
@@ -54,11 +55,23 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const limit = pLimit(RETRY_CONCURRENCY);
   const outcomes = await Promise.all(slice.items.map((entry) => limit(() => retryEntry(context, entry))));
   context.ensureOwned();
-  const deferral = outcomes.find((o): o is Extract<EntryOutcome, { kind: 'defer' }> => o.kind === 'defer');
-  if (deferral) {
-    // One entry must wait longer than a worker may sleep: retry the whole slice later.
+  const firstDeferred = outcomes.findIndex((o) => o.kind === 'defer');
+  const deferral = outcomes[firstDeferred];
+  if (deferral?.kind === 'defer' && !outcomes.some((o, i) => o.kind === 'resolved' || i < firstDeferred)) {
+    // Nothing came of the slice and an entry must wait longer than a worker may sleep: retry it later.
     return deferPage(context, deferral.untilMs, deferral.reason, 0);
   }
+  // Entries before the first one that must wait (for a `Retry-After`, or its credential's rate
+  // budget) are settled now and the next page starts at it, so a busy budget never makes the run
+  // fetch the same entries again and again. After it, only recoveries count (they leave the
+  // listing): a failure there is retried with the next slice rather than counted twice.
+  const settled = firstDeferred === -1 ? outcomes.length : firstDeferred;
+  const cursor =
+    firstDeferred === -1
+      ? (slice.cursor ?? null)
+      : firstDeferred === 0
+        ? (message.cursor ?? deps.deadLetters.cursorAfter(run.sourceId))
+        : deps.deadLetters.cursorAfter(run.sourceId, slice.items[firstDeferred - 1]);
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
   const resolved: DeadLetter[] = [];
@@ -66,7 +79,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
     if (outcome.kind === 'resolved') resolved.push(entry);
-    else if (outcome.kind === 'failed') failed.push({ entry, outcome });
+    else if (outcome.kind === 'failed' && index < settled) failed.push({ entry, outcome });
   }
   await context.checkpointHook('afterLoad');
   // Entries change in dead_letters only once this delivery's commit has won. Resolving earlier
@@ -77,7 +90,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   return commitAndContinue(
     context,
     {
-      cursor: slice.cursor ?? null,
+      cursor,
       watermark: null,
       processed: loaded.loaded,
       errors: loaded.failed + failed.length,
@@ -119,13 +132,21 @@ function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): En
  * listing. Entries recorded before scopes existed, or under another connector, use the retry
  * run's own config and no `since`.
  */
-function originalScope(context: StepContext, entry: DeadLetter): { since: string | null; config: unknown } {
+function originalScope(
+  context: StepContext,
+  entry: DeadLetter,
+): { since: string | null; config: unknown; window?: TimeWindow } {
   const scope = entry.scope;
   if (!scope) return { since: null, config: context.config };
   const sameConnector = scope.connector === undefined || scope.connector === context.params.connector;
   const parsed =
     sameConnector && scope.config ? context.connector.configSchema.safeParse(scope.config) : undefined;
-  return { since: scope.since, config: parsed?.success ? parsed.data : context.config };
+  return {
+    since: scope.since,
+    config: parsed?.success ? parsed.data : context.config,
+    // A partition's page is fetched within the window its partition read.
+    ...(scope.window ? { window: scope.window } : {}),
+  };
 }
 
 async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
@@ -151,11 +172,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
 }
 
 async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const outcome = await fetchWithRetry(
-    context,
-    entry.ref === '' ? null : entry.ref,
-    originalScope(context, entry),
-  );
+  const outcome = await fetchWithRetry(context, cursorOfRef(entry.ref), originalScope(context, entry));
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];

@@ -24,6 +24,8 @@ export interface PageScope {
   readonly since: string | null;
   readonly connector?: string;
   readonly config?: Record<string, unknown>;
+  /** A partition's page: the window of modification time its partition read. */
+  readonly window?: { readonly from: string | null; readonly until: string | null };
 }
 
 /** One durable triage entry (DESIGN §3). */
@@ -247,6 +249,14 @@ export class DeadLetterStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return count;
+  }
+
+  /**
+   * A cursor of {@link list} (by source) that continues right after `entry`; without one, a cursor
+   * that starts before every entry of the source (entry ids are `kind#ref`, above a space).
+   */
+  cursorAfter(sourceId: string, entry?: Pick<DeadLetter, 'entryId'>): string {
+    return encodeCursor({ sourceId, entryId: entry?.entryId ?? ' ' })!;
   }
 
   /** Open entries of a source, a page at a time, optionally only those of one error class or run. */

@@ -184,6 +184,7 @@ export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
     repo: config.repo.toLowerCase(),
     includePullRequests: config.includePullRequests,
   }),
+  credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,
   normalize: (_config, raw) => normalizeIssue(raw),

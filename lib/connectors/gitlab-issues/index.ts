@@ -188,6 +188,7 @@ export const gitlabIssuesConnector: Connector<GitlabIssuesConfig> = {
   configSchema: gitlabIssuesConfigSchema,
   manifestFor: () => manifest,
   streamIdentity: (config) => ({ baseUrl: config.baseUrl, project: config.project.toLowerCase() }),
+  credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,
   normalize: (_config, raw) => normalizeGitlabIssue(raw),

@@ -245,6 +245,14 @@ export const restJsonConnector: Connector<RestJsonConfig> = {
     idField: config.idField,
     updatedAtField: config.updatedAtField,
   }),
+  credential: (config) => ({
+    origin: new URL(config.url).origin,
+    secretRef: config.auth?.secretRef ?? null,
+    configured: config.rateLimit && {
+      limit: config.rateLimit.requests,
+      windowSeconds: config.rateLimit.perSeconds,
+    },
+  }),
   fetchPage,
   fetchItem,
   normalize: normalizeRecord,
