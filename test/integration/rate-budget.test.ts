@@ -9,6 +9,7 @@ import {
   startFakeSource,
 } from '../../lib/local/fake-source/index.js';
 import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
+import { partitionsOf } from '../../lib/run/partitions.js';
 import { RateBudgetStore } from '../../lib/store/rate-budgets.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
@@ -48,6 +49,8 @@ beforeAll(async () => {
     env: {
       SHARED_SECRET_REFS: Object.keys(TOKENS).join(','),
       MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(CAP),
+      MAX_PARTITIONS_PER_RUN: '4',
+      MIN_ENTITIES_PER_PARTITION: '100',
     },
   });
   engine.runtime({ workers: 6, reaperIntervalMs: 3_600_000 }).start();
@@ -145,6 +148,39 @@ describe('a rate budget shared per credential', () => {
     expect(fake.stats().quotaRejected).toBe(0);
     expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
   }, 120_000);
+
+  it('makes the partitions of a run and another source on the token share it: no refusal, exact counts', async () => {
+    const quota = new SharedQuota({ limit: 8, windowSeconds: 3 });
+    const fake = await startFakeSource({ entities: 400, seed: 1_377, latencyMs: 20, quota });
+    fakes.push(fake);
+    const split = `budget-${++counter}`;
+    await putSource(engine.deps, split, 'github-issues', {
+      owner: 'acme',
+      repo: 'big',
+      baseUrl: fake.url,
+      tokenRef: 'ssm:/org/github-token-a',
+      perPage: 20,
+    });
+    const other = await githubSource(fake, 'ssm:/org/github-token-a');
+
+    const [big, small] = await fullRuns([split, other]);
+
+    expect(partitionsOf(big!).length).toBeGreaterThan(1);
+    expect([big!.state, big!.progress.processed]).toEqual(['succeeded', 400]);
+    expect([small!.state, small!.progress.processed]).toEqual(['succeeded', 400]);
+    for (const sourceId of [split, other]) {
+      expect(await compareWithTruth(engine.deps, sourceId, fake, 'github')).toMatchObject({
+        missing: [],
+        stale: [],
+      });
+    }
+    const stats = fake.stats();
+    // Planning reads and every partition's pages went through the budget: none was refused, and
+    // never more than the cap were in flight at once.
+    expect(stats.quotaRejected).toBe(0);
+    expect(stats.maxInFlight).toBeLessThanOrEqual(CAP);
+    expect(quota.admitted).toBe(stats.sourceRequests);
+  }, 180_000);
 
   it('keeps budgets apart for different tokens: neither waits for the other', async () => {
     const quota = new SharedQuota({ limit: 6, windowSeconds: 60 });
