@@ -15,6 +15,10 @@ import type { StepContext } from './step.js';
  * connector's `fetch` is wrapped here, so connectors only declare their credential. Before the
  * request: one conditional write takes a request (or a reserved slot, or a concurrency lease);
  * after it: one conditional write releases the lease and learns what the response said.
+ *
+ * Budget time is the retry loop's clock (`deps.retry.now`): like a `Retry-After`, a budget is the
+ * source's time, which tests and the chaos suite keep apart from the engine clock they move to
+ * let the reaper see silence.
  */
 
 /**
@@ -133,7 +137,7 @@ export function budgetedFetch(context: StepContext): typeof fetch {
       await settle(context, store, key, label, policy, leaseId, {});
       throw error;
     }
-    const reading = readBudget(response.status, headerRecord(response.headers), deps.clock.now());
+    const reading = readBudget(response.status, headerRecord(response.headers), deps.retry.now());
     if (reading.rejected) {
       deps.metrics.count(METRIC.budgetRejected);
       context.log.warn('source refused a request for want of rate budget', {
@@ -161,9 +165,12 @@ async function acquire(
   let reservation = budget.arrived;
   budget.arrived = undefined;
   let waited = false;
+  // After sleeping until a time, the budget is asked as of that time at least: the sleep is
+  // trusted to have served the wait, as the retry loop trusts its sleeps (shortened in tests).
+  let sleptUntil = 0;
   for (;;) {
     context.ensureOwned();
-    const now = deps.clock.now();
+    const now = Math.max(deps.retry.now(), sleptUntil);
     const result = await take(store, key, label, now, policy, leaseId, reservation);
     if (result.kind === 'go') return leaseId;
     if (result.kind === 'busy') {
@@ -185,6 +192,7 @@ async function acquire(
     }
     context.log.debug('waiting for the rate budget', { waitMs, origin: label.origin });
     if (waitMs > 0) await sleep(waitMs);
+    sleptUntil = until;
   }
 }
 
@@ -216,7 +224,7 @@ async function settle(
   observation: Observation,
 ): Promise<void> {
   try {
-    await store.settle(key, label, context.deps.clock.now(), policy, leaseId, observation);
+    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation);
   } catch (error) {
     context.log.warn('could not settle the rate budget; the lease will expire', {
       origin: label.origin,
