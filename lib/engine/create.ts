@@ -40,6 +40,11 @@ export interface EngineOptions {
   readonly secrets?: SecretResolver;
   readonly hooks?: EngineHooks;
   readonly heartbeatIntervalMs?: number;
+  /**
+   * Longest deferral sent as an SQS delay (default 900 s, the SQS maximum); longer ones become
+   * one-time schedules. 0 on a movable clock, whose time SQS delays do not follow.
+   */
+  readonly maxQueueDelayMs?: number;
 }
 
 /** Role ARN used for Scheduler targets on an emulator (moto stores it, nothing assumes it). */
@@ -58,12 +63,17 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
     items: new ItemStore(clients.doc, config.names.itemsTable),
-    queue: new PageQueue(clients.sqs, queues.pageQueueUrl, {
-      scheduler: clients.scheduler,
-      groupName: config.names.scheduleGroup,
-      queueArn: queues.pageQueueArn,
-      roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
-    }),
+    queue: new PageQueue(
+      clients.sqs,
+      queues.pageQueueUrl,
+      {
+        scheduler: clients.scheduler,
+        groupName: config.names.scheduleGroup,
+        queueArn: queues.pageQueueArn,
+        roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+      },
+      options.maxQueueDelayMs,
+    ),
     events: new RunEvents(clients.events, config.names.eventBus),
     connectors: options.connectors ?? { get: getConnector },
     secretsFor: (sourceId) => bindSecrets(secrets, sourceId, config.sourcePolicy.sharedSecrets),
