@@ -88,7 +88,10 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { run, message } = context;
   const outcome = await fetchWithRetry(context, message.cursor);
   context.ensureOwned();
-  if (outcome.kind === 'defer') return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts);
+  // The attempt the source answered with a long wait is not spent: a throttled page is bounded by
+  // the progress budget (DESIGN §5), a failing one by its attempts. Failures before it stay spent.
+  if (outcome.kind === 'defer')
+    return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts - 1);
   if (outcome.kind === 'dead_letter')
     return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
 

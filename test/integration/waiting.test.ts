@@ -292,6 +292,75 @@ describe('a source that answers 429 forever', () => {
   });
 });
 
+describe('a 429 storm that ends within the budget', () => {
+  it('costs the page none of its attempts: a short 429 right after the storm is retried, not dead-lettered', async () => {
+    fake.control.setProfile({
+      perPathOverrides: {
+        '/records': { rate429: 1, retryAfterSeconds: 600, maxConsecutiveFailures: 1_000_000 },
+      },
+    });
+    const runId = await newRun('full');
+    const pending: { message: PageMessage; until: number }[] = [];
+    const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
+    queue.sendAt = async (message, until) => {
+      pending.push({ message, until });
+      return { via: 'queue', delaySeconds: 0 };
+    };
+    const deps = { ...engine.deps, queue };
+    pending.push({ message: await takeOne(runId), until: clock.now() });
+    // An hour of storm: six deferred wake-ups, each throttled again.
+    for (let delivery = 0; delivery < 6; delivery++) {
+      const { message, until } = pending.shift()!;
+      clock.advance(Math.max(0, until - clock.now()));
+      expect(await processPage(deps, message)).toMatchObject({ outcome: 'deferred' });
+    }
+
+    // The storm is over; the source's first answer is one more short 429 (its seventh refusal in
+    // a row), then the page.
+    fake.control.setProfile({
+      perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 1, maxConsecutiveFailures: 7 } },
+    });
+    const { message, until } = pending.shift()!;
+    clock.advance(Math.max(0, until - clock.now()));
+    const woken = await processPage(deps, message);
+
+    expect(woken).toEqual({ outcome: 'committed', next: 'enqueued' });
+    expect(await engine.deps.runs.require(runId)).toMatchObject({
+      state: 'running',
+      restarts: 0,
+      nextPage: 2,
+    });
+  });
+
+  it('keeps the failures spent before the long wait: the page’s fifth failure dead-letters it after the wake-up', async () => {
+    const runId = await newRun('full');
+    // The source's answers, in order, before it answers for real.
+    const script = [503, 503, 503, 503, 429];
+    const scripted: typeof fetch = async (input, init) => {
+      const status = script.shift();
+      if (status === undefined) return engine.deps.fetch(input, init);
+      return new Response('{}', { status, headers: status === 429 ? { 'retry-after': '600' } : {} });
+    };
+    const pending: PageMessage[] = [];
+    const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
+    queue.sendAt = async (message) => {
+      pending.push(message);
+      return { via: 'queue', delaySeconds: 0 };
+    };
+    const deps = { ...engine.deps, queue, fetch: scripted };
+    expect(await processPage(deps, await takeOne(runId))).toMatchObject({ outcome: 'deferred' });
+
+    script.push(503);
+    clock.advance(601_000);
+    const woken = await processPage(deps, pending.shift()!);
+
+    expect(woken).toEqual({ outcome: 'failed', reason: 'page_failed' });
+    const { sourceId } = await engine.deps.runs.require(runId);
+    const pages = (await engine.deps.deadLetters.listAll(sourceId)).filter((e) => e.kind === 'page');
+    expect(pages).toEqual([expect.objectContaining({ attempts: RELIABILITY.attemptsPerRequest, runId })]);
+  });
+});
+
 describe('deferral schedules', () => {
   it('gives a second deferral of the same page its own schedule instead of a swallowed conflict', async () => {
     const runId = await newRun('full');
