@@ -3,6 +3,7 @@ import type { ResumeVerdict } from '../../lib/run/model.js';
 import type { DeadLetter } from '../../lib/store/dead-letters.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { ChaosMode } from './plan.js';
+import { stormViolation } from './storm.js';
 import type { RunRecord } from './supervisor.js';
 import { queueCounts } from './workers.js';
 
@@ -108,6 +109,8 @@ export async function checkRun(
 
   const backlog = backlogViolation(record);
   if (backlog) fail(INVARIANT.stall, backlog);
+  const storm = stormViolation(record.storm);
+  if (storm) fail(INVARIANT.stall, storm);
 
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);
@@ -195,7 +198,8 @@ export async function checkRun(
   return violations;
 }
 
-async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
+/** Waits a few seconds for the page DLQ to drain; what it still holds then, or null. */
+export async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
   const { sqs } = env.engine.aws.clients;
   let counts = await queueCounts(sqs, env.engine.aws.resources.pageDlqUrl);
   for (let i = 0; i < 10 && counts.visible + counts.notVisible + counts.delayed > 0; i++) {
