@@ -2,8 +2,7 @@ import type { Entity } from '../../lib/connectors/contract.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
 import { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 import { LocalRuntime } from '../../lib/local/runtime.js';
-import { TEST_REGION } from '../support/aws.js';
-import { fastRetry, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { fastRetry, setUpTestEngine, type TestEngine, workerProcessEnv } from '../support/harness.js';
 import { ChaosQueue } from './chaos-queue.js';
 import { ChaosHooks } from './hooks.js';
 import { InProcessWorkers } from './workers.js';
@@ -93,12 +92,7 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
     redeliveryDelay: () => 1,
     // The worker process lives on the trial's clock too.
     workerClock: clock,
-    workerEnv: {
-      AWS_ENDPOINT_URL: engine.aws.endpoint,
-      AWS_REGION: TEST_REGION,
-      HARVESTER_PREFIX: engine.aws.prefix,
-      LOG_LEVEL: 'SILENT',
-    },
+    workerEnv: workerProcessEnv(engine),
   }).start();
   return {
     engine,

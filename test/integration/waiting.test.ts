@@ -292,6 +292,17 @@ describe('a source that answers 429 forever', () => {
   });
 });
 
+/** The engine with its deferred pages handed to the test, which moves the clock to their wake-up. */
+function handingDeferralsToTest(): { deps: EngineDeps; pending: { message: PageMessage; until: number }[] } {
+  const pending: { message: PageMessage; until: number }[] = [];
+  const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
+  queue.sendAt = async (message, until) => {
+    pending.push({ message, until });
+    return { via: 'queue', delaySeconds: 0 };
+  };
+  return { deps: { ...engine.deps, queue }, pending };
+}
+
 describe('a 429 storm that ends within the budget', () => {
   it('costs the page none of its attempts: a short 429 right after the storm is retried, not dead-lettered', async () => {
     fake.control.setProfile({
@@ -300,13 +311,7 @@ describe('a 429 storm that ends within the budget', () => {
       },
     });
     const runId = await newRun('full');
-    const pending: { message: PageMessage; until: number }[] = [];
-    const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
-    queue.sendAt = async (message, until) => {
-      pending.push({ message, until });
-      return { via: 'queue', delaySeconds: 0 };
-    };
-    const deps = { ...engine.deps, queue };
+    const { deps, pending } = handingDeferralsToTest();
     pending.push({ message: await takeOne(runId), until: clock.now() });
     // An hour of storm: six deferred wake-ups, each throttled again.
     for (let delivery = 0; delivery < 6; delivery++) {
@@ -341,18 +346,14 @@ describe('a 429 storm that ends within the budget', () => {
       if (status === undefined) return engine.deps.fetch(input, init);
       return new Response('{}', { status, headers: status === 429 ? { 'retry-after': '600' } : {} });
     };
-    const pending: PageMessage[] = [];
-    const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
-    queue.sendAt = async (message) => {
-      pending.push(message);
-      return { via: 'queue', delaySeconds: 0 };
-    };
-    const deps = { ...engine.deps, queue, fetch: scripted };
+    const handed = handingDeferralsToTest();
+    const deps = { ...handed.deps, fetch: scripted };
     expect(await processPage(deps, await takeOne(runId))).toMatchObject({ outcome: 'deferred' });
 
     script.push(503);
-    clock.advance(601_000);
-    const woken = await processPage(deps, pending.shift()!);
+    const { message, until } = handed.pending.shift()!;
+    clock.advance(until - clock.now());
+    const woken = await processPage(deps, message);
 
     expect(woken).toEqual({ outcome: 'failed', reason: 'page_failed' });
     const { sourceId } = await engine.deps.runs.require(runId);

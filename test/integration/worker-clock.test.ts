@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
-import { TEST_REGION } from '../support/aws.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,
@@ -12,6 +11,7 @@ import {
   setUpTestEngine,
   type TestEngine,
   waitForRun,
+  workerProcessEnv,
 } from '../support/harness.js';
 
 /*
@@ -40,12 +40,7 @@ beforeAll(async () => {
       reaperIntervalMs: 3_600_000,
       scheduleIntervalMs: 200,
       workerClock: clock,
-      workerEnv: {
-        AWS_ENDPOINT_URL: engine.aws.endpoint,
-        AWS_REGION: TEST_REGION,
-        HARVESTER_PREFIX: engine.aws.prefix,
-        LOG_LEVEL: 'SILENT',
-      },
+      workerEnv: workerProcessEnv(engine),
     })
     .start();
 });

@@ -86,6 +86,16 @@ export async function setUpTestEngine(hint: string, options: TestEngineOptions =
   };
 }
 
+/** The environment a worker process of `engine`'s runtime needs (`workerEnv`): the emulator and the file's resources. */
+export function workerProcessEnv(engine: Pick<TestEngine, 'aws'>): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: engine.aws.endpoint,
+    AWS_REGION: TEST_REGION,
+    HARVESTER_PREFIX: engine.aws.prefix,
+    LOG_LEVEL: 'SILENT',
+  };
+}
+
 /** Polls a run until `until` holds (default: terminal) or the timeout passes. */
 export async function waitForRun(
   deps: EngineDeps,
