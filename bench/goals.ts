@@ -3,7 +3,9 @@ import type { KillResult } from './kill.js';
 import type { LoadResult } from './load.js';
 import type { MemoryResult } from './memory.js';
 import type { AwsModel } from './model.js';
+import type { PartitionedResult } from './partitioned.js';
 import { type GoalRow, show } from './report.js';
+import type { SharedBudgetResult } from './shared-budget.js';
 
 /** "Flat" memory: the 50,000-entity peak stays within this factor of the 5,000-entity peak. */
 export const FLAT_MEMORY_TOLERANCE = 1.15;
@@ -18,7 +20,15 @@ export interface GoalInputs {
   readonly memory50k: MemoryResult | null;
   readonly kill: KillResult | null;
   readonly load: LoadResult | null;
+  readonly partitioned: PartitionedResult | null;
+  readonly sharedBudget: SharedBudgetResult | null;
 }
+
+/** The `partitioned` goal: a run split into 8 partitions takes at most this share of one stream's time. */
+export const PARTITIONED_SPEEDUP_GOAL = 0.25;
+
+/** The `shared budget` goal: the wall time stays within this factor of the quota-bound optimum. */
+export const BUDGET_VS_OPTIMUM_GOAL = 1.2;
 
 const judge = (value: number | null | undefined, ok: (v: number) => boolean) =>
   value === null || value === undefined ? null : ok(value);
@@ -75,6 +85,29 @@ export function buildGoals(i: GoalInputs): GoalRow[] {
       target: 'all',
       measured: i.load ? `${i.load.sources - i.load.failures.length}/${i.load.sources}` : 'n/a',
       met: i.load ? i.load.allSucceeded : null,
+    },
+    {
+      goal: 'partitioned run (k = 8) / bare sequential loop',
+      target: `≤ ${PARTITIONED_SPEEDUP_GOAL}`,
+      measured: i.partitioned?.unavailable ? 'unavailable' : show(i.partitioned?.partitionedSpeedup, '×', 3),
+      met: i.partitioned?.unavailable
+        ? false
+        : judge(i.partitioned?.partitionedSpeedup, (v) => v <= PARTITIONED_SPEEDUP_GOAL),
+      note: i.partitioned?.unavailable ?? i.partitioned?.note,
+    },
+    {
+      goal: 'shared budget: requests refused by the source',
+      target: '0',
+      measured: show(i.sharedBudget?.budgetRejected, '', 0),
+      met: judge(i.sharedBudget?.budgetRejected, (v) => v === 0),
+      note: '10 sources sharing one token against a quota keyed by token (GitHub-like 403 + X-RateLimit-*)',
+    },
+    {
+      goal: 'shared budget: wall time / quota-bound optimum',
+      target: `≤ ${BUDGET_VS_OPTIMUM_GOAL}`,
+      measured: show(i.sharedBudget?.budgetVsOptimum, '×', 3),
+      met: judge(i.sharedBudget?.budgetVsOptimum, (v) => v <= BUDGET_VS_OPTIMUM_GOAL),
+      note: 'optimum: the earliest the quota admits the last request the runs needed, from the same start',
     },
   ];
 }

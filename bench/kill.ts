@@ -2,7 +2,7 @@ import { RELIABILITY } from '../lib/config/constants.js';
 import { startRun } from '../lib/engine/start-run.js';
 import { startFakeSource } from '../lib/local/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
-import { movableClock, putSource, setUpBench, sleep, waitForRun } from './setup.js';
+import { movableClock, ONE_STREAM, putSource, setUpBench, sleep, waitForRun } from './setup.js';
 
 /** Entities of the kill phase: 30 pages, the worker dies at about page 15. */
 export const KILL_ENTITIES = 3_000;
@@ -37,7 +37,11 @@ export async function runKill(endpoint: string): Promise<KillResult> {
     await putSource(env.observer, 'bench-kill', source.url);
     const runtime = env.runtime({ workers: 0, processWorkers: 1, workerEnv: env.workerEnv }).start();
     const totalPages = KILL_ENTITIES / THROUGHPUT_SOURCE.pageSize;
-    const { runId } = await startRun(env.deps, { sourceId: 'bench-kill', mode: 'incremental' });
+    const { runId } = await startRun(env.deps, {
+      sourceId: 'bench-kill',
+      mode: 'incremental',
+      ...ONE_STREAM,
+    });
     const half = await waitForRun(env.observer, runId, {
       until: (r) => r.progress.pages >= totalPages / 2,
       everyMs: 100,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { startRun } from '../lib/engine/start-run.js';
 import { startFakeSource } from '../lib/local/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
-import { putSource, round, secondsSince, setUpBench, sleep } from './setup.js';
+import { ONE_STREAM, putSource, round, secondsSince, setUpBench, sleep } from './setup.js';
 
 /** Result of one {@link runMemory} size. */
 export interface MemoryResult {
@@ -58,7 +58,7 @@ export async function runMemory(endpoint: string, entities: number): Promise<Mem
     await putSource(env.observer, 'bench-memory', source.url);
     const runtime = env.runtime({ workers: 0, processWorkers: 1, workerEnv: env.workerEnv }).start();
     const started = performance.now();
-    const { runId } = await startRun(env.deps, { sourceId: 'bench-memory', mode: 'full' });
+    const { runId } = await startRun(env.deps, { sourceId: 'bench-memory', mode: 'full', ...ONE_STREAM });
     const samples: { page: number; rssMb: number }[] = [];
     let peakMb = 0;
     let pid: number | undefined;

@@ -2,7 +2,7 @@ import { startRun } from '../lib/engine/start-run.js';
 import { startFakeSource } from '../lib/local/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { type OpStats, RequestCounter } from './counter.js';
-import { putSource, round, setUpBench, waitForRun } from './setup.js';
+import { ONE_STREAM, putSource, round, setUpBench, waitForRun } from './setup.js';
 
 /** In-process page workers of the pipeline phase (a single ordered stream uses one at a time). */
 export const PIPELINE_WORKERS = 2;
@@ -39,7 +39,7 @@ export async function runPipeline(endpoint: string): Promise<PipelineResult> {
     env.runtime({ workers: PIPELINE_WORKERS }).start();
     counter.reset();
     const started = performance.now();
-    const { runId } = await startRun(env.deps, { sourceId: 'bench-pipeline', mode: 'full' });
+    const { runId } = await startRun(env.deps, { sourceId: 'bench-pipeline', mode: 'full', ...ONE_STREAM });
     // Polled slowly (moto serializes DynamoDB requests, so watching must not slow the run); the
     // run's end is taken from its last engine request, the finishing transaction.
     const run = await waitForRun(env.observer, runId, { everyMs: 1_000 });

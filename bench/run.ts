@@ -2,9 +2,10 @@
  * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
  * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
  * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory runs a subset (for development; the other fields are null).
+ * kill,load,memory,partitioned,budget runs a subset (for development; the other fields are null), and with
+ * BENCH_MERGE=1 keeps the other phases' numbers from the previous results.json (see merge.ts).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
@@ -14,13 +15,17 @@ import { buildGoals } from './goals.js';
 import { type KillResult, runKill } from './kill.js';
 import { type LoadResult, runLoad } from './load.js';
 import { type MemoryResult, runMemory } from './memory.js';
+import { mergeResults } from './merge.js';
 import { modelAws } from './model.js';
+import { PARTITIONED_SOURCE, type PartitionedResult, runPartitioned } from './partitioned.js';
 import { type PipelineResult, runPipeline } from './pipeline.js';
 import { printGoals, printRequests, printTable, show } from './report.js';
 import { round } from './setup.js';
+import { runSharedBudget, type SharedBudgetResult } from './shared-budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const MERGE = process.env.BENCH_MERGE === '1' && ONLY !== undefined;
 const wanted = (phase: string) => !ONLY || ONLY.includes(phase);
 const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
 
@@ -49,6 +54,8 @@ let kill: KillResult | null = null;
 let load: LoadResult | null = null;
 let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
+let partitioned: PartitionedResult | null = null;
+let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
   pipeline = await phase('pipeline', () => runPipeline(emulator.endpoint));
@@ -56,6 +63,8 @@ try {
   load = await phase('load', () => runLoad(emulator.endpoint));
   memory5k = await phase('memory', () => runMemory(emulator.endpoint, 5_000));
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
+  partitioned = await phase('partitioned', () => runPartitioned(emulator.endpoint));
+  sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
 } finally {
   await emulator.stop();
 }
@@ -117,11 +126,30 @@ const results = {
   pagesRefetchedAfterKill: kill?.pagesRefetchedAfterKill ?? null,
   kill,
   load,
+  partitionedSpeedup: partitioned?.partitionedSpeedup ?? null,
+  partitioned,
+  budgetRejected: sharedBudget?.budgetRejected ?? null,
+  budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
+  sharedBudget,
   goals: [] as ReturnType<typeof buildGoals>,
   errors,
 };
-results.goals = buildGoals({ overheadRatio, model, perPage, measuredCost, memory5k, memory50k, kill, load });
-writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+results.goals = buildGoals({
+  overheadRatio,
+  model,
+  perPage,
+  measuredCost,
+  memory5k,
+  memory50k,
+  kill,
+  load,
+  partitioned,
+  sharedBudget,
+});
+const written = MERGE
+  ? mergeResults(JSON.parse(readFileSync(RESULTS, 'utf8')), results, ONLY ?? [])
+  : results;
+writeFileSync(RESULTS, `${JSON.stringify(written, null, 2)}\n`);
 
 printTable(
   'Harvester benchmark',
@@ -152,12 +180,43 @@ printTable(
     ['load: wall time', show(load?.wallSeconds, ' s')],
     ['load: emulator share of worker busy time', show(load?.emulatorShare, '', 3)],
     ['load: all succeeded with exact counts', load ? String(load.allSucceeded) : 'n/a'],
+    [
+      'partitioned: source',
+      `${PARTITIONED_SOURCE.entities} issues, ${PARTITIONED_SOURCE.perPage}/page, ${PARTITIONED_SOURCE.latencyMs} ms/page`,
+    ],
+    ['partitioned: bare loop (one stream)', show(partitioned?.bareLoopSeconds, ' s')],
+    [
+      `partitioned: pipeline, k = ${PARTITIONED_SOURCE.partitions}`,
+      partitioned?.unavailable ? 'unavailable' : show(partitioned?.pipelineSeconds, ' s'),
+    ],
+    ['partitioned: speedup ratio (pipeline / bare loop)', show(partitioned?.partitionedSpeedup, '×', 3)],
+    ['partitioned: emulator floor (no source latency)', show(partitioned?.emulatorFloorSeconds, ' s')],
+    [
+      'shared budget: sources × entities, quota',
+      sharedBudget
+        ? `${sharedBudget.sources} × ${sharedBudget.entitiesPerSource}, ${sharedBudget.quota.limit} per ${sharedBudget.quota.windowSeconds} s`
+        : 'n/a',
+    ],
+    [
+      'shared budget: requests, rejected',
+      sharedBudget ? `${sharedBudget.requests}, ${sharedBudget.budgetRejected}` : 'n/a',
+    ],
+    [
+      'shared budget: wall time vs quota-bound optimum',
+      sharedBudget ? `${sharedBudget.seconds} s vs ${sharedBudget.optimumSeconds} s` : 'n/a',
+    ],
   ],
 );
+if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);
 if (perPage) printRequests(perPage.byOperation);
 printGoals(results.goals);
-console.log(`\nwrote ${RESULTS}`);
+console.log(`\nwrote ${RESULTS}${MERGE ? ` (merged: ${ONLY?.join(', ')})` : ''}`);
 
 if (load && !load.allSucceeded) console.error(`load phase failed:\n  ${load.failures.join('\n  ')}`);
-const failed = Object.keys(errors).length > 0 || (load !== null && !load.allSucceeded);
+if (sharedBudget && !sharedBudget.allSucceeded)
+  console.error(`shared budget phase failed:\n  ${sharedBudget.failures.join('\n  ')}`);
+const failed =
+  Object.keys(errors).length > 0 ||
+  (load !== null && !load.allSucceeded) ||
+  (sharedBudget !== null && !sharedBudget.allSucceeded);
 process.exit(failed ? 1 : 0);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../lib/aws/clients.js';
 import { loadConfig, resourceNamesFor } from '../lib/config/env.js';
+import type { SecretResolver } from '../lib/connectors/contract.js';
 import { createEngineDeps } from '../lib/engine/create.js';
 import type { Clock, EngineDeps } from '../lib/engine/deps.js';
 import { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
@@ -9,6 +10,12 @@ import { bootstrapResources, type ResolvedResources } from '../lib/resources/boo
 import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
 import type { RequestCounter } from './counter.js';
+
+/**
+ * Start options of the phases that measure one ordered stream (pipeline, kill, memory): a bound
+ * of one partition, so the engine never splits their runs (the `partitioned` phase measures that).
+ */
+export const ONE_STREAM = { partitions: 1 } as const;
 
 /** The region every benchmark phase uses (the prices are us-east-1's). */
 export const BENCH_REGION = 'us-east-1';
@@ -36,7 +43,14 @@ export interface BenchEnv {
 export async function setUpBench(
   endpoint: string,
   hint: string,
-  options: { counter?: RequestCounter; clock?: Clock } = {},
+  options: {
+    counter?: RequestCounter;
+    clock?: Clock;
+    /** Extra engine environment (`SHARED_SECRET_REFS`, …). */
+    env?: Record<string, string>;
+    /** Resolves secret references (a phase whose sources carry tokens). */
+    secrets?: SecretResolver;
+  } = {},
 ): Promise<BenchEnv> {
   const prefix = `bench-${hint}-${randomBytes(3).toString('hex')}`;
   const metered = (caller: 'engine' | 'esm') =>
@@ -54,6 +68,7 @@ export async function setUpBench(
     AWS_ENDPOINT_URL: endpoint,
     HARVESTER_PREFIX: prefix,
     LOG_LEVEL: 'SILENT',
+    ...options.env,
   });
   const wire = (clients: AwsClients) =>
     createEngineDeps({
@@ -61,6 +76,7 @@ export async function setUpBench(
       clients,
       queues: { pageQueueUrl: resources.pageQueueUrl, pageQueueArn: resources.pageQueueArn },
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.secrets ? { secrets: options.secrets } : {}),
     });
   const runtimes: LocalRuntime[] = [];
   const deps = wire(engineClients);

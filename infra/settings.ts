@@ -21,6 +21,13 @@ export interface HarvesterSettings {
    * trigger of the worker. Context `harvester:workerMaxConcurrency`. Default `10`.
    */
   readonly workerMaxConcurrency: number;
+  /**
+   * Requests one credential (connector + origin + secret reference) may have in flight at once,
+   * across every worker, run and partition (`MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`; GitHub's
+   * secondary limit forbids many concurrent requests per token). 0: no cap. Context
+   * `harvester:maxConcurrentRequestsPerCredential`. Default `10`.
+   */
+  readonly maxConcurrentRequestsPerCredential: number;
   /** Per-run page budget (`MAX_PAGES_PER_RUN`). Context `harvester:maxPagesPerRun`. Default `100000`. */
   readonly maxPagesPerRun: number;
   /** `LOG_LEVEL` of every function. Context `harvester:logLevel`. Default `INFO`. */
@@ -57,6 +64,7 @@ export interface HarvesterSettings {
 export const DEFAULT_SETTINGS: HarvesterSettings = {
   deletionProtection: true,
   workerMaxConcurrency: 10,
+  maxConcurrentRequestsPerCredential: 10,
   maxPagesPerRun: 100_000,
   logLevel: 'INFO',
   tracing: true,
@@ -70,6 +78,7 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
 export const SETTINGS_CONTEXT = {
   deletionProtection: 'harvester:deletionProtection',
   workerMaxConcurrency: 'harvester:workerMaxConcurrency',
+  maxConcurrentRequestsPerCredential: 'harvester:maxConcurrentRequestsPerCredential',
   maxPagesPerRun: 'harvester:maxPagesPerRun',
   logLevel: 'harvester:logLevel',
   tracing: 'harvester:tracing',
@@ -156,6 +165,15 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       props.workerMaxConcurrency ??
       contextInteger(ctx('workerMaxConcurrency'), k.workerMaxConcurrency, 2, 1_000) ??
       DEFAULT_SETTINGS.workerMaxConcurrency,
+    maxConcurrentRequestsPerCredential:
+      props.maxConcurrentRequestsPerCredential ??
+      contextInteger(
+        ctx('maxConcurrentRequestsPerCredential'),
+        k.maxConcurrentRequestsPerCredential,
+        0,
+        1_000,
+      ) ??
+      DEFAULT_SETTINGS.maxConcurrentRequestsPerCredential,
     maxPagesPerRun:
       props.maxPagesPerRun ??
       contextInteger(ctx('maxPagesPerRun'), k.maxPagesPerRun, 1, Number.MAX_SAFE_INTEGER) ??

@@ -87,6 +87,7 @@ export class HarvesterStack extends Stack {
     out('SourcesTableName', this.tables.sources.tableName, 'SOURCES_TABLE');
     out('DeadLettersTableName', this.tables.deadLetters.tableName, 'DEAD_LETTERS_TABLE');
     out('ItemsTableName', this.tables.items.tableName, 'ITEMS_TABLE');
+    out('RateBudgetsTableName', this.tables.rateBudgets.tableName, 'RATE_BUDGETS_TABLE');
     out('PageQueueUrl', this.messaging.pageQueue.queueUrl, 'PAGE_QUEUE_URL');
     out('PageDlqUrl', this.messaging.pageDlq.queueUrl, 'PAGE_DLQ_URL');
     out('StartRunDlqUrl', this.scheduling.startRunDlq.queueUrl, 'Scheduled starts that failed');

@@ -21,7 +21,7 @@ function attribute(key: KeyAttribute): dynamodb.Attribute {
 }
 
 /**
- * The four Harvester tables (DESIGN §3), built from `TABLES` in lib/resources/definitions.ts — the
+ * The Harvester tables (DESIGN §3, plus the rate budgets), built from `TABLES` in lib/resources/definitions.ts — the
  * same definitions the local emulator bootstrap creates, so keys and indexes cannot drift apart.
  *
  * Every table is on-demand (harvest load is bursty and unpredictable), has point-in-time recovery
@@ -33,6 +33,7 @@ export class DataTables extends Construct {
   readonly sources: dynamodb.Table;
   readonly deadLetters: dynamodb.Table;
   readonly items: dynamodb.Table;
+  readonly rateBudgets: dynamodb.Table;
 
   constructor(scope: Construct, id: string, props: DataTablesProps) {
     super(scope, id);
@@ -41,15 +42,17 @@ export class DataTables extends Construct {
     this.sources = make('sources');
     this.deadLetters = make('deadLetters');
     this.items = make('items');
+    this.rateBudgets = make('rateBudgets');
   }
 
-  /** All four tables, keyed like {@link TABLES}. */
+  /** All tables, keyed like {@link TABLES}. */
   get all(): Record<TableKey, dynamodb.Table> {
     return {
       syncRuns: this.syncRuns,
       sources: this.sources,
       deadLetters: this.deadLetters,
       items: this.items,
+      rateBudgets: this.rateBudgets,
     };
   }
 

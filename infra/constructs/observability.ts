@@ -188,6 +188,16 @@ export class Observability extends Construct {
           emf('RunDurationSeconds', 'Maximum'),
         ],
       }),
+      new cw.GraphWidget({
+        title: 'Rate budgets: requests that waited, refusals by the source',
+        width: 12,
+        left: [emf(METRIC.budgetWaits), emf(METRIC.budgetRejected)],
+      }),
+      new cw.GraphWidget({
+        title: 'Rate budgets: seconds waited',
+        width: 12,
+        left: [emf(METRIC.budgetWaitSeconds)],
+      }),
     ];
   }
 

@@ -73,6 +73,9 @@ export class PagePipeline extends Construct {
     tables.grantData(worker, 'syncRuns', 'readWrite');
     tables.grantData(worker, 'items', 'readWrite');
     tables.grantData(worker, 'deadLetters', 'readWrite');
+    // Every source request takes from (and settles with) its credential's rate budget: a read
+    // and a conditional put of one record, nothing else.
+    tables.rateBudgets.grant(worker, 'dynamodb:GetItem', 'dynamodb:PutItem');
     // Finishing a run releases the source's active-run lock and moves its watermark (DESIGN §4.5, §7).
     tables.grantData(worker, 'sources', 'readWrite');
     messaging.pageQueue.grantSendMessages(worker);

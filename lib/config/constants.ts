@@ -20,6 +20,16 @@ export const RELIABILITY = {
    * through the queue, which frees the worker slot instead of burning Lambda time.
    */
   maxInlineWaitMs: 60_000,
+  /**
+   * A request that must wait this long or less for its credential's rate budget sleeps in the
+   * invocation (heartbeats go on); a longer wait defers the page to its reserved slot.
+   */
+  maxInlineBudgetWaitMs: 20_000,
+  /**
+   * A request's hold on one of its credential's concurrency slots lapses after this long unless
+   * released: the request timeout plus a margin, so a crashed worker cannot keep a slot.
+   */
+  budgetLeaseMs: 45_000,
   /** Longest SQS DelaySeconds (900 s); longer deferrals use an EventBridge Scheduler one-time schedule. */
   maxQueueDelayMs: 900_000,
   /** Heartbeat from a timer independent of the retry loop: a long in-attempt pause must not look like death. */
@@ -61,18 +71,19 @@ export const RELIABILITY = {
 } as const;
 
 /**
- * The worst stretch one source request may spend in its retry loop: every attempt running into
- * the request timeout and every retry waiting the backoff cap (5 × 30 s + 4 × 60 s = 390 s).
- * Longer waits are deferred, never slept, so nothing else stretches a step.
+ * The worst stretch one source request may spend in its retry loop: every attempt waiting the
+ * longest inline rate-budget wait and running into the request timeout, and every retry waiting
+ * the backoff cap (5 × (20 s + 30 s) + 4 × 60 s = 490 s). Longer waits are deferred, never slept,
+ * so nothing else stretches a step.
  */
 export const WORST_RETRY_STRETCH_MS =
-  RELIABILITY.attemptsPerRequest * RELIABILITY.requestTimeoutMs +
+  RELIABILITY.attemptsPerRequest * (RELIABILITY.maxInlineBudgetWaitMs + RELIABILITY.requestTimeoutMs) +
   (RELIABILITY.attemptsPerRequest - 1) * RELIABILITY.backoffCapMs;
 
 /** Time a step needs besides its source requests: reading the run, loading a page of items, committing. */
 export const STEP_OVERHEAD_MS = 120_000;
 
-/** Lambda timeout of the page worker: the worst retry stretch plus the step's own work (510 s). */
+/** Lambda timeout of the page worker: the worst retry stretch plus the step's own work (610 s). */
 export const WORKER_TIMEOUT_SECONDS = Math.ceil((WORST_RETRY_STRETCH_MS + STEP_OVERHEAD_MS) / 1_000);
 
 /** Entries a retry-failed page re-fetches at once (one wave). */

@@ -9,6 +9,8 @@ export interface ResourceNames {
   readonly sourcesTable: string;
   readonly deadLettersTable: string;
   readonly itemsTable: string;
+  /** Rate budgets, one record per credential. */
+  readonly rateBudgetsTable: string;
   readonly pageQueue: string;
   readonly pageDlq: string;
   readonly eventBus: string;
@@ -23,6 +25,7 @@ export function resourceNamesFor(prefix: string): ResourceNames {
     sourcesTable: `${prefix}-sources`,
     deadLettersTable: `${prefix}-dead-letters`,
     itemsTable: `${prefix}-items`,
+    rateBudgetsTable: `${prefix}-rate-budgets`,
     pageQueue: `${prefix}-pages`,
     pageDlq: `${prefix}-pages-dlq`,
     eventBus: `${prefix}-bus`,
@@ -55,6 +58,7 @@ export const EnvSchema = z.object({
   SOURCES_TABLE: name.optional(),
   DEAD_LETTERS_TABLE: name.optional(),
   ITEMS_TABLE: name.optional(),
+  RATE_BUDGETS_TABLE: name.optional(),
   PAGE_QUEUE_URL: z.url().optional(),
   PAGE_QUEUE_ARN: name.optional(),
   PAGE_DLQ_URL: z.url().optional(),
@@ -68,6 +72,12 @@ export const EnvSchema = z.object({
   START_RUN_DLQ_ARN: name.optional(),
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
+  /**
+   * Requests one credential (connector + origin + secret) may have in flight at once, across every
+   * worker, run and partition: GitHub's secondary limit forbids many concurrent requests per token.
+   * 0: no cap. Default 10.
+   */
+  MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: z.coerce.number().int().min(0).max(1_000).default(10),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
   /**
    * Seconds an incremental run asks before the watermark: covers sources whose writes become
@@ -110,6 +120,8 @@ export interface HarvesterConfig {
   readonly startRunTargetArn: string | undefined;
   readonly startRunDlqArn: string | undefined;
   readonly maxPagesPerRun: number;
+  /** `MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`; 0: no cap. */
+  readonly maxConcurrentRequestsPerCredential: number;
   readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly sourcePolicy: SourcePolicyConfig;
@@ -143,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
       sourcesTable: e.SOURCES_TABLE ?? derived.sourcesTable,
       deadLettersTable: e.DEAD_LETTERS_TABLE ?? derived.deadLettersTable,
       itemsTable: e.ITEMS_TABLE ?? derived.itemsTable,
+      rateBudgetsTable: e.RATE_BUDGETS_TABLE ?? derived.rateBudgetsTable,
       pageQueue: derived.pageQueue,
       pageDlq: derived.pageDlq,
       eventBus: e.EVENT_BUS_NAME ?? derived.eventBus,
@@ -155,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     startRunDlqArn: e.START_RUN_DLQ_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
+    maxConcurrentRequestsPerCredential: e.MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL,
     watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,
     sourcePolicy: {

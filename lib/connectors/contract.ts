@@ -104,6 +104,23 @@ export interface WindowPlan {
   readonly requests: number;
 }
 
+/**
+ * Whose rate budget a source's requests spend: the origin they go to and the reference of the
+ * secret they carry (null: none). Sources that return the same credential share one budget and
+ * one concurrency cap, whichever run or partition sends the request.
+ */
+export interface CredentialScope {
+  /** `https://api.github.com`: scheme, host and port of every request the source sends. */
+  readonly origin: string;
+  /** The secret reference (never its value) sent with the requests; null when none is sent. */
+  readonly secretRef: string | null;
+  /**
+   * A budget the source is configured with, used until (and unless) the source's own rate-limit
+   * headers say otherwise: `limit` requests per `windowSeconds`.
+   */
+  readonly configured?: { readonly limit: number; readonly windowSeconds: number } | undefined;
+}
+
 /** One fetched page. */
 export interface FetchedPage {
   /** Raw records as the source sent them; {@link Connector.normalize} turns each into an entity. */
@@ -164,6 +181,12 @@ export interface Connector<Config = unknown> {
    * starts without one, while changing a page size keeps it. Default: the whole config.
    */
   streamIdentity?(config: Config): unknown;
+  /**
+   * The credential whose rate budget the source's requests spend (see {@link CredentialScope}).
+   * Absent or null: the source's requests are not budgeted (an AWS service, which throttles by
+   * its own SDK retries).
+   */
+  credential?(config: Config): CredentialScope | null;
   /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
   fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
   /** Fetches one entity by id (used by retry-failed runs); throws a classified error when it cannot. */

@@ -1,5 +1,5 @@
 import { ClassifiedError } from '../retry/errors.js';
-import type { Normalized } from './contract.js';
+import type { Normalized, TimeWindow } from './contract.js';
 
 /**
  * Keyset positions for streams ordered by modification time (DESIGN §4.9).
@@ -20,6 +20,16 @@ import type { Normalized } from './contract.js';
  * undelivered member can shift onto a page already read. The position therefore records the
  * tie's time as a ceiling, and the run's watermark never passes it, so the next incremental run
  * re-reads the group. This is the residual window the README states.
+ *
+ * Windows: one partition of a partitioned run reads `[from, until)` of modification time. It
+ * starts at the later of the run's `since` and `from`, and its stream ends at the first listed
+ * record modified at or after `until` — the listing is sorted, so nothing after it belongs to the
+ * window. A tie group at `until` is excluded whole (the next window starts `since=until` and reads
+ * all of it), so every valid entity of a static listing falls in exactly one window. A record
+ * that does not normalize has no time the run can read: the window delivers it when it is listed
+ * before the record that ends the window. If its true time is at or after `until`, the next
+ * window lists it too and dead-letters it again (the same entry); skipping it there instead could
+ * lose it for good when the record that ended the window is edited away meanwhile.
  */
 
 /** A run's position in a keyed stream. */
@@ -30,6 +40,11 @@ export interface KeysetPosition {
   readonly ids: readonly string[];
   /** Inside a tie group larger than a page: the source's continuation of the `since=at` listing. */
   readonly follow?: string;
+  /**
+   * Inside such a tie group: the ids delivered at `at` before the run began following it, skipped
+   * on every page of it (records that do not normalize may list before them and push them on).
+   */
+  readonly before?: readonly string[];
   /** The earliest tie time paged through by position: the run's watermark must not pass it. */
   readonly ceiling?: string;
   /**
@@ -39,13 +54,22 @@ export interface KeysetPosition {
    * a page-number listing, which only an empty page ends.
    */
   readonly full?: number;
+  /** A partition's window bound: the stream ends before the first record modified at or after it. */
+  readonly until?: string;
 }
 
 const PREFIX = 'ks1.';
 
-/** The first position of a run: its `since` (null: the whole stream, and no `since` sent at all). */
-export function initialPosition(since: string | null): KeysetPosition {
-  return { at: since, ids: [] };
+/**
+ * The first position of a run: its `since` (null: the whole stream, and no `since` sent at all).
+ * A partition starts at the later of `since` and its window's `from`, and keeps the window's
+ * `until` as its bound.
+ */
+export function initialPosition(since: string | null, window?: TimeWindow): KeysetPosition {
+  const from = window?.from ?? null;
+  const at = since === null ? from : from === null || from <= since ? since : from;
+  const until = window?.until ?? null;
+  return until === null ? { at, ids: [] } : { at, ids: [], until };
 }
 
 /** Encodes a position as the cursor the engine checkpoints (opaque to it). */
@@ -54,22 +78,41 @@ export function encodePosition(position: KeysetPosition): string {
 }
 
 /**
- * The position a cursor encodes; a null cursor is the run's start.
+ * The position a cursor encodes; a null cursor is the run's (or the partition's) start.
  *
+ * @param window - the partition's window, when the run is partitioned: a cursor must carry its
+ *   `until`, since the position keeps the bound.
  * @throws ClassifiedError (permanent) when the cursor is not a keyset position: a checkpoint
- *   written under another pagination (the config changed), which must not be guessed at.
+ *   written under another pagination (the config changed), which must not be guessed at; or when
+ *   it belongs to another window than the partition's.
  */
-export function decodePosition(cursor: string | null, since: string | null): KeysetPosition {
-  if (cursor === null) return initialPosition(since);
-  if (cursor.startsWith(PREFIX)) {
-    try {
-      const parsed = JSON.parse(Buffer.from(cursor.slice(PREFIX.length), 'base64url').toString('utf8'));
-      if (isPosition(parsed)) return parsed;
-    } catch {
-      // falls through to the refusal below
-    }
+export function decodePosition(
+  cursor: string | null,
+  since: string | null,
+  window?: TimeWindow,
+): KeysetPosition {
+  if (cursor === null) return initialPosition(since, window);
+  const position = parsePosition(cursor);
+  if (position === null) {
+    throw new ClassifiedError('permanent', `cursor \`${cursor.slice(0, 40)}\` is not a keyset position`);
   }
-  throw new ClassifiedError('permanent', `cursor \`${cursor.slice(0, 40)}\` is not a keyset position`);
+  if (window !== undefined && (window.until ?? undefined) !== position.until) {
+    throw new ClassifiedError(
+      'permanent',
+      `the cursor reads up to ${position.until ?? 'the end'}, but its partition's window ends at ${window.until ?? 'the end'}`,
+    );
+  }
+  return position;
+}
+
+function parsePosition(cursor: string): KeysetPosition | null {
+  if (!cursor.startsWith(PREFIX)) return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor.slice(PREFIX.length), 'base64url').toString('utf8'));
+    return isPosition(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 function isPosition(value: unknown): value is KeysetPosition {
@@ -80,8 +123,10 @@ function isPosition(value: unknown): value is KeysetPosition {
     Array.isArray(p.ids) &&
     p.ids.every((id) => typeof id === 'string') &&
     (p.follow === undefined || typeof p.follow === 'string') &&
+    (p.before === undefined || (Array.isArray(p.before) && p.before.every((id) => typeof id === 'string'))) &&
     (p.ceiling === undefined || typeof p.ceiling === 'string') &&
-    (p.full === undefined || typeof p.full === 'number')
+    (p.full === undefined || typeof p.full === 'number') &&
+    (p.until === undefined || typeof p.until === 'string')
   );
 }
 
@@ -115,6 +160,8 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
 
 /**
  * Advances a position over one page of the `since=position.at` listing (or of its continuation).
+ * With a window bound (`position.until`), only the records listed before the first one modified
+ * at or after it are delivered, and that record ends the stream.
  *
  * @param keys - the page's records in listing order (oldest update first).
  * @param sourceNext - the source's own next page of this listing (page number, cursor, URL),
@@ -128,25 +175,30 @@ export function advance(
   keys: readonly ListedKey[],
   sourceNext: string | null,
 ): KeysetStep {
-  const delivered = new Set(position.ids);
-  const at = position.at;
+  const delivered = new Set([...position.ids, ...(position.before ?? [])]);
+  const { at, until } = position;
+  let bounded = false;
   const deliver = keys.map((key) => {
-    if (at === null) return true;
-    if (key.ok) {
-      if (key.at < at) {
-        throw new ClassifiedError(
-          'permanent',
-          `the source listed a record modified at ${key.at} when asked for records since ${at}: its listing is not filtered and ordered by modification time`,
-        );
-      }
-      return !(key.at === at && delivered.has(key.id));
+    if (bounded) return false;
+    if (key.ok && at !== null && key.at < at) {
+      throw new ClassifiedError(
+        'permanent',
+        `the source listed a record modified at ${key.at} when asked for records since ${at}: its listing is not filtered and ordered by modification time`,
+      );
     }
+    if (key.ok && until !== undefined && key.at >= until) {
+      bounded = true;
+      return false;
+    }
+    if (at === null) return true;
+    if (key.ok) return !(key.at === at && delivered.has(key.id));
     return key.ref === null || !delivered.has(key.ref);
   });
   const ceiling = position.ceiling ?? null;
   const short = position.full !== undefined && keys.length < position.full;
-  if (keys.length === 0 || sourceNext === null || short) return { deliver, next: null, ceiling };
+  if (bounded || keys.length === 0 || sourceNext === null || short) return { deliver, next: null, ceiling };
   const full = Math.max(position.full ?? 0, keys.length);
+  const bound = until === undefined ? {} : { until };
 
   let last: string | null = null;
   for (const key of keys) if (key.ok && (last === null || key.at > last)) last = key.at;
@@ -154,12 +206,22 @@ export function advance(
   if (last === null || last === at) {
     // The whole page is one tie group (or unkeyable): follow the source's own continuation.
     const tieAt = last ?? at;
+    // Ids delivered at the key before the run began following the tie group by position: records
+    // that do not normalize can push them past the first page of `since=at`, onto any page.
+    const before =
+      tieAt === null || tieAt !== at
+        ? []
+        : position.follow === undefined
+          ? position.ids
+          : (position.before ?? []);
     const next: KeysetPosition = {
       at: tieAt,
       ids: pageIdsAt(keys, tieAt),
+      ...(before.length === 0 ? {} : { before: [...before] }),
       follow: sourceNext,
       full,
       ...(tieAt === null ? {} : { ceiling: earlier(position.ceiling, tieAt) }),
+      ...bound,
     };
     return { deliver, next, ceiling: next.ceiling ?? null };
   }
@@ -168,6 +230,7 @@ export function advance(
     ids: pageIdsAt(keys, last),
     full,
     ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
+    ...bound,
   };
   return { deliver, next, ceiling };
 }

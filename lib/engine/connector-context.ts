@@ -1,15 +1,17 @@
 import type { ConnectorContext } from '../connectors/contract.js';
+import { budgetedFetch } from './rate-budget.js';
 import type { StepContext } from './step.js';
 
 /**
  * What a connector may use during one step: the guarded HTTP client, the secrets bound to the
  * run's source, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
- * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same.
+ * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same —
+ * including the credential's rate budget, which every request spends (./rate-budget.ts).
  */
 export function connectorContext(context: StepContext, since: string | null): ConnectorContext {
   const { deps, run, heartbeat } = context;
   return {
-    fetch: deps.fetch,
+    fetch: budgetedFetch(context),
     secrets: deps.secretsFor(run.sourceId),
     since,
     signal: heartbeat.signal,

@@ -12,6 +12,7 @@ import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
+import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
@@ -45,6 +46,14 @@ export interface EngineOptions {
    * one-time schedules. 0 on a movable clock, whose time SQS delays do not follow.
    */
   readonly maxQueueDelayMs?: number;
+  /**
+   * Whether source requests spend their credential's rate budget. Default true; tests of the
+   * retry and deferral machinery that share one fake source across cases turn it off, so one
+   * case's `Retry-After` does not pause the next case's runs.
+   */
+  readonly rateBudgets?: boolean;
+  /** Tests shorten it so budget waits of a few seconds take the deferral path. */
+  readonly maxInlineBudgetWaitMs?: number;
 }
 
 /** Role ARN used for Scheduler targets on an emulator (moto stores it, nothing assumes it). */
@@ -63,6 +72,9 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
     items: new ItemStore(clients.doc, config.names.itemsTable),
+    ...(options.rateBudgets === false
+      ? {}
+      : { budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable) }),
     queue: new PageQueue(
       clients.sqs,
       queues.pageQueueUrl,
@@ -88,6 +100,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     limits: {
       maxPagesPerRun: config.maxPagesPerRun,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? RELIABILITY.heartbeatIntervalMs,
+      maxConcurrentRequestsPerCredential: config.maxConcurrentRequestsPerCredential,
+      maxInlineBudgetWaitMs: options.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),

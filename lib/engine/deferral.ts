@@ -6,6 +6,7 @@ import { lastProgressAt } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { pageScope } from './page-scope.js';
+import { reservedSlot } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 
 /**
@@ -30,7 +31,11 @@ export async function deferPage(
   }
   const now = deps.clock.now();
   await deps.runs.defer(run.runId, run.epoch, message.page, untilMs, now);
-  const via = await deps.queue.sendAt({ ...message, deferred: true, attempts }, untilMs, now);
+  // A wait for the rate budget carries its reserved slot, so the page keeps its place in line.
+  const { budgetSlot: _spent, ...rest } = message;
+  const slot = reservedSlot(context);
+  const deferred = { ...rest, deferred: true, attempts, ...(slot ? { budgetSlot: slot } : {}) };
+  const via = await deps.queue.sendAt(deferred, untilMs, now);
   await deps.runs.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
   context.log.info('page deferred', {

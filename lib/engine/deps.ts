@@ -7,6 +7,7 @@ import type { RetryDeps } from '../retry/outcome.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
+import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
 import type { RunEvents } from './events.js';
@@ -43,6 +44,8 @@ export interface EngineDeps {
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;
   readonly items: ItemStore;
+  /** Rate budgets per credential; absent: source requests are not budgeted. */
+  readonly budgets?: RateBudgetStore;
   readonly queue: PageQueue;
   readonly events: RunEvents;
   readonly connectors: ConnectorLookup;
@@ -64,6 +67,10 @@ export interface EngineDeps {
   readonly limits: {
     readonly maxPagesPerRun: number;
     readonly heartbeatIntervalMs: number;
+    /** Requests in flight per credential, across every worker (`MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`); 0: no cap. */
+    readonly maxConcurrentRequestsPerCredential?: number;
+    /** Longest rate-budget wait slept in the invocation; longer ones defer. Default `RELIABILITY.maxInlineBudgetWaitMs`. */
+    readonly maxInlineBudgetWaitMs?: number;
     /** How far before the watermark an incremental run asks from (`WATERMARK_LOOKBACK_SECONDS`). */
     readonly watermarkLookbackMs: number;
   };

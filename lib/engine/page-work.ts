@@ -9,6 +9,7 @@ import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import { pageScope } from './page-scope.js';
+import { RateBudgetWaitError } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
@@ -44,12 +45,23 @@ export function ownedRetryDeps(context: StepContext): RetryDeps {
  * is lost the attempt throws the store's refusal, which no classifier retries, and the caller's
  * `ensureOwned()` turns the outcome into a clean stop.
  */
-export function retryOwned<T>(context: StepContext, operation: () => Promise<T>): Promise<RetryOutcome<T>> {
+export async function retryOwned<T>(
+  context: StepContext,
+  operation: () => Promise<T>,
+): Promise<RetryOutcome<T>> {
   const { deps, connector } = context;
-  return retryWithBackoff(
-    () => {
+  // A wait for the rate budget is not a failed attempt (no request was sent): it leaves the loop
+  // as a value, and becomes a deferral that keeps the attempts spent so far.
+  type Attempt = { readonly value: T } | { readonly budgetWait: RateBudgetWaitError };
+  const outcome = await retryWithBackoff<Attempt>(
+    async () => {
       context.ensureOwned();
-      return operation();
+      try {
+        return { value: await operation() };
+      } catch (error) {
+        if (error instanceof RateBudgetWaitError) return { budgetWait: error };
+        throw error;
+      }
     },
     (error) => connector.classify(error, deps.retry.now()),
     ownedRetryDeps(context),
@@ -62,6 +74,14 @@ export function retryOwned<T>(context: StepContext, operation: () => Promise<T>)
       },
     },
   );
+  // The attempt the source answered with a long wait is not spent either: a throttled page is
+  // bounded by the progress budget (DESIGN §5), a failing one by its attempts. Failures before
+  // the wait stay spent; the deferral carries them.
+  if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
+  if (outcome.kind !== 'ok') return outcome;
+  if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
+  const wait = outcome.value.budgetWait;
+  return { kind: 'defer', untilMs: wait.until, reason: wait.message, attempts: outcome.attempts - 1 };
 }
 
 /**
@@ -88,10 +108,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { run, message } = context;
   const outcome = await fetchWithRetry(context, message.cursor);
   context.ensureOwned();
-  // The attempt the source answered with a long wait is not spent: a throttled page is bounded by
-  // the progress budget (DESIGN §5), a failing one by its attempts. Failures before it stay spent.
-  if (outcome.kind === 'defer')
-    return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts - 1);
+  if (outcome.kind === 'defer') return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts);
   if (outcome.kind === 'dead_letter')
     return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
 

@@ -54,11 +54,23 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const limit = pLimit(RETRY_CONCURRENCY);
   const outcomes = await Promise.all(slice.items.map((entry) => limit(() => retryEntry(context, entry))));
   context.ensureOwned();
-  const deferral = outcomes.find((o): o is Extract<EntryOutcome, { kind: 'defer' }> => o.kind === 'defer');
-  if (deferral) {
-    // One entry must wait longer than a worker may sleep: retry the whole slice later.
+  const firstDeferred = outcomes.findIndex((o) => o.kind === 'defer');
+  const deferral = outcomes[firstDeferred];
+  if (deferral?.kind === 'defer' && !outcomes.some((o, i) => o.kind === 'resolved' || i < firstDeferred)) {
+    // Nothing came of the slice and an entry must wait longer than a worker may sleep: retry it later.
     return deferPage(context, deferral.untilMs, deferral.reason, 0);
   }
+  // Entries before the first one that must wait (for a `Retry-After`, or its credential's rate
+  // budget) are settled now and the next page starts at it, so a busy budget never makes the run
+  // fetch the same entries again and again. After it, only recoveries count (they leave the
+  // listing): a failure there is retried with the next slice rather than counted twice.
+  const settled = firstDeferred === -1 ? outcomes.length : firstDeferred;
+  const cursor =
+    firstDeferred === -1
+      ? (slice.cursor ?? null)
+      : firstDeferred === 0
+        ? (message.cursor ?? deps.deadLetters.cursorAfter(run.sourceId))
+        : deps.deadLetters.cursorAfter(run.sourceId, slice.items[firstDeferred - 1]);
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
   const resolved: DeadLetter[] = [];
@@ -66,7 +78,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
     if (outcome.kind === 'resolved') resolved.push(entry);
-    else if (outcome.kind === 'failed') failed.push({ entry, outcome });
+    else if (outcome.kind === 'failed' && index < settled) failed.push({ entry, outcome });
   }
   await context.checkpointHook('afterLoad');
   // Entries change in dead_letters only once this delivery's commit has won. Resolving earlier
@@ -77,7 +89,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   return commitAndContinue(
     context,
     {
-      cursor: slice.cursor ?? null,
+      cursor,
       watermark: null,
       processed: loaded.loaded,
       errors: loaded.failed + failed.length,

@@ -164,6 +164,7 @@ export class LocalRuntime {
         SOURCES_TABLE: resources.names.sourcesTable,
         DEAD_LETTERS_TABLE: resources.names.deadLettersTable,
         ITEMS_TABLE: resources.names.itemsTable,
+        RATE_BUDGETS_TABLE: resources.names.rateBudgetsTable,
         EVENT_BUS_NAME: resources.names.eventBus,
         SCHEDULE_GROUP: resources.names.scheduleGroup,
       },

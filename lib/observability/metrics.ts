@@ -18,6 +18,12 @@ export const METRIC = {
   oldestWaitSeconds: 'OldestWaitSeconds',
   /** Expected pages sent again at the same epoch (a send lost after a commit, or a wait past the bound). */
   pagesResent: 'PagesResent',
+  /** Source requests that waited for their credential's rate budget (slept or deferred). */
+  budgetWaits: 'BudgetWaits',
+  /** Seconds those requests waited (or were deferred for). */
+  budgetWaitSeconds: 'BudgetWaitSeconds',
+  /** Responses that refused a request for want of budget (403/429 naming a rate limit). */
+  budgetRejected: 'BudgetRejected',
   /** Items a reconciliation tombstoned (absence confirmed at the source). */
   tombstoned: 'Tombstoned',
 } as const;

@@ -20,6 +20,11 @@ export const PageMessageSchema = z.strictObject({
    * budget carries across deferrals instead of starting again at 1 on every wake-up.
    */
   attempts: z.number().int().nonnegative().max(1_000).optional(),
+  /**
+   * The rate-budget slot the page was deferred to (epoch ms: good from `at` until its window ends
+   * at `until`): its first request spends that reservation instead of queueing again.
+   */
+  budgetSlot: z.strictObject({ at: z.number().int(), until: z.number().int() }).optional(),
 });
 export type PageMessage = z.infer<typeof PageMessageSchema>;
 

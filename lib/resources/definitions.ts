@@ -25,7 +25,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Which entry of {@link ResourceNames} holds the table's name. */
-  readonly nameKey: 'syncRunsTable' | 'sourcesTable' | 'deadLettersTable' | 'itemsTable';
+  readonly nameKey: 'syncRunsTable' | 'sourcesTable' | 'deadLettersTable' | 'itemsTable' | 'rateBudgetsTable';
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
   readonly indexes: readonly IndexDefinition[];
@@ -113,6 +113,16 @@ export const TABLES = {
     partitionKey: { name: 'sourceId', type: 'S' },
     sortKey: { name: 'entityId', type: 'S' },
     indexes: [],
+  },
+  /**
+   * One record per credential (connector + origin + secret reference, hashed): its rate budget
+   * and the leases of its requests in flight (lib/store/rate-budgets.ts). An idle record expires.
+   */
+  rateBudgets: {
+    nameKey: 'rateBudgetsTable',
+    partitionKey: { name: 'credentialId', type: 'S' },
+    indexes: [],
+    ttlAttribute: 'expiresAt',
   },
 } as const satisfies Record<string, TableDefinition>;
 

@@ -249,6 +249,14 @@ export class DeadLetterStore {
     return count;
   }
 
+  /**
+   * A cursor of {@link list} (by source) that continues right after `entry`; without one, a cursor
+   * that starts before every entry of the source (entry ids are `kind#ref`, above a space).
+   */
+  cursorAfter(sourceId: string, entry?: Pick<DeadLetter, 'entryId'>): string {
+    return encodeCursor({ sourceId, entryId: entry?.entryId ?? ' ' })!;
+  }
+
   /** Open entries of a source, a page at a time, optionally only those of one error class or run. */
   async list(
     sourceId: string,

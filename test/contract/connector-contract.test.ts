@@ -1,9 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { FetchedPage } from '../../lib/connectors/contract.js';
-import { pageWatermark } from '../../lib/engine/watermark.js';
 import { TEST_REGION } from '../support/aws.js';
-import { CONTRACT_SECRET, httpSubject, type Subject, s3Subject } from './subjects.js';
+import { latest, run } from './streams.js';
+import { CONTRACT_SECRET, HTTP_SHAPES, httpSubject, type Subject, s3Subject } from './subjects.js';
 
 /**
  * The contract every connector passes (README: connector authoring guide). Each check runs the
@@ -18,11 +17,8 @@ import { CONTRACT_SECRET, httpSubject, type Subject, s3Subject } from './subject
  * 5. the secret the connector sends is never in an error it throws nor in a classification reason.
  */
 
-const NAMES = ['github-issues', 'gitlab-issues', 'rest-json', 's3-objects'] as const;
+const NAMES = [...HTTP_SHAPES, 's3-objects'] as const;
 type Name = (typeof NAMES)[number];
-
-/** Pages a run may take before the test calls it a loop (the sources hold < 100 entities, 10 a page). */
-const MAX_PAGES = 60;
 
 let s3: S3Client;
 let seed = 0;
@@ -51,60 +47,6 @@ async function subject(name: Name): Promise<Subject> {
       : await httpSubject(name, 7_000 + seed);
   subjects.push(made);
   return made;
-}
-
-interface Delivered {
-  readonly pages: FetchedPage[];
-  /** Cursors the run was at: cursors[k] fetched pages[k]. */
-  readonly cursors: (string | null)[];
-  /** Valid entities delivered, in order: [id, version]. */
-  readonly entities: [string, string][];
-  /** The watermark the run justified, by the connector's rule. */
-  readonly watermark: string | null;
-}
-
-/** Runs the stream from `cursor` to its end, as the engine would, optionally editing between pages. */
-async function run(
-  s: Subject,
-  options: { since?: string | null; from?: string | null; edit?: boolean } = {},
-): Promise<Delivered> {
-  const since = options.since ?? null;
-  const pages: FetchedPage[] = [];
-  const cursors: (string | null)[] = [];
-  const entities: [string, string][] = [];
-  let cursor = options.from ?? null;
-  let watermark: string | null = since;
-  for (let n = 0; ; n++) {
-    if (n >= MAX_PAGES) throw new Error(`${s.name}: no end after ${MAX_PAGES} pages`);
-    const page = await s.connector.fetchPage(s.config, cursor, s.ctx(since));
-    pages.push(page);
-    cursors.push(cursor);
-    const versions: string[] = [];
-    for (const raw of page.items) {
-      const normalized = s.connector.normalize(s.config, raw);
-      if (!normalized.ok) continue;
-      entities.push([normalized.entity.id, normalized.entity.version]);
-      versions.push(normalized.entity.version);
-    }
-    watermark =
-      page.watermark !== undefined
-        ? page.watermark
-        : pageWatermark(watermark, versions, page.watermarkCeiling);
-    if (page.nextCursor === null) return { pages, cursors, entities, watermark };
-    cursor = page.nextCursor;
-    if (options.edit) await s.edit(n);
-  }
-}
-
-/** The latest version of each id across runs (loads never put an older version over a newer one). */
-function latest(...runs: Delivered[]): Map<string, string> {
-  const stored = new Map<string, string>();
-  for (const r of runs)
-    for (const [id, version] of r.entities) {
-      const seen = stored.get(id);
-      if (seen === undefined || seen < version) stored.set(id, version);
-    }
-  return stored;
 }
 
 describe.each(NAMES)('connector contract: %s', (name) => {

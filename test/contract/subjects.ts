@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { Connector, ConnectorContext } from '../../lib/connectors/contract.js';
+import type { Connector, ConnectorContext, TimeWindow } from '../../lib/connectors/contract.js';
 import { getConnector } from '../../lib/connectors/registry.js';
 import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';
@@ -27,13 +27,19 @@ export interface Subject {
   readonly name: string;
   readonly connector: Connector<unknown>;
   readonly config: unknown;
-  ctx(since: string | null): ConnectorContext;
+  /** True when the connector can split this stream into windows (`planWindows` finds boundaries). */
+  readonly splits: boolean;
+  ctx(since: string | null, window?: TimeWindow): ConnectorContext;
   /** Live, valid entities: id → version, as the connector names them. */
   truth(): Promise<Map<string, string>>;
   /** Changes the source: edits entities already read and not yet read, adds new ones. */
   edit(round: number): Promise<void>;
   /** The source's own throttling answers, as the connector's fetchPage throws them. */
   throttled(): Promise<ThrottleAnswer[]>;
+  /** The source's own throttling answers, as `request` (any call of the connector) throws them. */
+  throttledBy(request: () => Promise<unknown>): Promise<ThrottleAnswer[]>;
+  /** Edits these entities (by number) in one bulk edit: one shared modification time, a tie group. */
+  tie(numbers: readonly number[]): Promise<void>;
   /** An answer to a request that sent {@link CONTRACT_SECRET} and was refused. */
   refused(): Promise<unknown>;
   stop(): Promise<void>;
@@ -48,34 +54,76 @@ async function failure(run: () => Promise<unknown>): Promise<unknown> {
   throw new Error('expected the request to fail');
 }
 
-type HttpShape = 'github-issues' | 'gitlab-issues' | 'rest-json';
+/**
+ * The fake source's API shapes under contract; `rest-json` three times: over a stable cursor
+ * (the default fake config), and keyed by `since` over page numbers and over a plain cursor.
+ */
+export const HTTP_SHAPES = [
+  'github-issues',
+  'gitlab-issues',
+  'rest-json',
+  'rest-json (keyed, page)',
+  'rest-json (keyed, cursor)',
+] as const;
+export type HttpShape = (typeof HTTP_SHAPES)[number];
 
-/** A subject over the fake source (`entities` at start, `pageSize` per page). */
-export async function httpSubject(name: HttpShape, seed: number): Promise<Subject> {
-  const fake: FakeSource = await startFakeSource({ entities: 45, seed, latencyMs: 0 });
-  const connector = getConnector(name);
-  const tokenRef = 'ssm:/harvester/contract/token';
-  const raw =
-    name === 'github-issues'
-      ? { owner: 'octo', repo: 'contract', baseUrl: fake.url, perPage: 10, tokenRef }
-      : name === 'gitlab-issues'
-        ? { project: 'acme/contract', baseUrl: `${fake.url}/api/v4`, perPage: 10, tokenRef }
-        : fakeRestConfig(fake.url, {
-            pageSize: 10,
-            auth: { header: 'Authorization', prefix: 'Bearer ', secretRef: tokenRef },
-          });
-  const config = connector.configSchema.parse(raw);
-  const byNumber = name !== 'rest-json';
-  const ctx = (since: string | null): ConnectorContext => ({
+function httpConfig(name: HttpShape, url: string, tokenRef: string): Record<string, unknown> {
+  const auth = { header: 'Authorization', prefix: 'Bearer ', secretRef: tokenRef };
+  switch (name) {
+    case 'github-issues':
+      return { owner: 'octo', repo: 'contract', baseUrl: url, perPage: 10, tokenRef };
+    case 'gitlab-issues':
+      return { project: 'acme/contract', baseUrl: `${url}/api/v4`, perPage: 10, tokenRef };
+    case 'rest-json':
+      return fakeRestConfig(url, { pageSize: 10, auth });
+    case 'rest-json (keyed, page)':
+      return fakeRestConfig(url, {
+        url: `${url}/records-paged`,
+        pageSize: 10,
+        auth,
+        pagination: { type: 'page' },
+      });
+    case 'rest-json (keyed, cursor)':
+      return fakeRestConfig(url, {
+        pageSize: 10,
+        auth,
+        pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: false },
+      });
+  }
+}
+
+/** A subject over the fake source (`entities` at start, default 45; 10 per page). */
+export async function httpSubject(name: HttpShape, seed: number, entities = 45): Promise<Subject> {
+  const fake: FakeSource = await startFakeSource({ entities, seed, latencyMs: 0 });
+  const connectorName = name.split(' ')[0]!;
+  const connector = getConnector(connectorName);
+  const config = connector.configSchema.parse(httpConfig(name, fake.url, 'ssm:/harvester/contract/token'));
+  const byNumber = connectorName !== 'rest-json';
+  const ctx = (since: string | null, window?: TimeWindow): ConnectorContext => ({
     fetch: globalThis.fetch,
     secrets: async () => CONTRACT_SECRET,
     since,
+    ...(window === undefined ? {} : { window }),
   });
   const firstPage = () => connector.fetchPage(config, null, ctx(null));
+  const throttledBy = async (request: () => Promise<unknown>): Promise<ThrottleAnswer[]> => {
+    const answers: ThrottleAnswer[] = [];
+    fake.control.setProfile({ rate429: 1, retryAfterSeconds: 7, maxConsecutiveFailures: 100 });
+    answers.push({ name: '429 with Retry-After', error: await failure(request), asksForWait: true });
+    fake.control.setProfile({
+      githubRateLimitEvery: 1,
+      rateLimitWindowSeconds: 30,
+      maxConsecutiveFailures: 100,
+    });
+    answers.push({ name: 'rate-limit window', error: await failure(request), asksForWait: true });
+    fake.control.setProfile('none');
+    return answers;
+  };
   return {
     name,
     connector,
     config,
+    splits: true,
     ctx,
     async truth() {
       const truth = fake.truth();
@@ -91,18 +139,10 @@ export async function httpSubject(name: HttpShape, seed: number): Promise<Subjec
       fake.control.touch([1 + round, 30 + round]);
       fake.control.add(1);
     },
-    async throttled() {
-      const answers: ThrottleAnswer[] = [];
-      fake.control.setProfile({ rate429: 1, retryAfterSeconds: 7, maxConsecutiveFailures: 100 });
-      answers.push({ name: '429 with Retry-After', error: await failure(firstPage), asksForWait: true });
-      fake.control.setProfile({
-        githubRateLimitEvery: 1,
-        rateLimitWindowSeconds: 30,
-        maxConsecutiveFailures: 100,
-      });
-      answers.push({ name: 'rate-limit window', error: await failure(firstPage), asksForWait: true });
-      fake.control.setProfile('none');
-      return answers;
+    throttled: () => throttledBy(firstPage),
+    throttledBy,
+    async tie(numbers) {
+      fake.control.touch([...numbers], { tied: true });
     },
     async refused() {
       fake.control.setProfile({ forceStatus: 401 });
@@ -136,10 +176,20 @@ export async function s3Subject(client: S3Client, bucket: string): Promise<Subje
   });
   let added = 0;
   const firstPage = () => connector.fetchPage(config, null, ctx(null));
+  const throttledBy = async (request: () => Promise<unknown>): Promise<ThrottleAnswer[]> => {
+    faults.failNext('ListObjectsV2Command', {
+      kind: 'error',
+      status: 503,
+      code: 'SlowDown',
+      message: 'Please reduce your request rate.',
+    });
+    return [{ name: 'SlowDown', error: await failure(request), asksForWait: false }];
+  };
   return {
     name: 's3-objects',
     connector,
     config,
+    splits: false,
     ctx,
     async truth() {
       const truth = new Map<string, string>();
@@ -162,14 +212,10 @@ export async function s3Subject(client: S3Client, bucket: string): Promise<Subje
       await putObject(client, bucket, objectKey('c/', 15 + round * 10), { added: ++added });
       await deleteObject(client, bucket, objectKey('c/', 200 + round * 10));
     },
-    async throttled() {
-      faults.failNext('ListObjectsV2Command', {
-        kind: 'error',
-        status: 503,
-        code: 'SlowDown',
-        message: 'Please reduce your request rate.',
-      });
-      return [{ name: 'SlowDown', error: await failure(firstPage), asksForWait: false }];
+    throttled: () => throttledBy(firstPage),
+    throttledBy,
+    async tie() {
+      throw new Error('S3 stamps every write itself: a bulk edit cannot share one modification time');
     },
     async refused() {
       faults.failNext('ListObjectsV2Command', {

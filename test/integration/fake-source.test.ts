@@ -209,6 +209,50 @@ describe('GitHub issues shape', () => {
   });
 });
 
+describe('what planning partitions reads', () => {
+  it('GitHub: with per_page=1, rel="last" counts the issues updated since a time, and page p is the p-th oldest update', async () => {
+    const source = await start({ entities: 50, latencyMs: 0 });
+    const base = `${source.url}/repos/o/r/issues?state=all&sort=updated&direction=asc&per_page=1`;
+    const since = '2024-01-01T00:00:10Z';
+    const first = await getJson<{ number: number }[]>(`${base}&since=${since}`);
+    expect(first.headers.get('link')).toMatch(/[?&]page=40>; rel="last"/);
+    const at = await getJson<{ number: number; updated_at: string }[]>(`${base}&since=${since}&page=25`);
+    expect(at.body.map((i) => [i.number, i.updated_at])).toEqual([[35, '2024-01-01T00:00:34Z']]);
+  });
+
+  it('GitLab: with per_page=1, X-Total counts the issues updated after a time', async () => {
+    const source = await start({ entities: 50, latencyMs: 0 });
+    const url = `${source.url}/api/v4/projects/g%2Fp/issues?order_by=updated_at&sort=asc&per_page=1&updated_after=2024-01-01T00:00:10.000Z&page=3`;
+    const page = await getJson<{ iid: number }[]>(url);
+    expect(page.headers.get('x-total')).toBe('40');
+    expect(page.body.map((i) => i.iid)).toEqual([13]);
+  });
+
+  it('rest-json: a since listing of one record per page reports the total of the since listing', async () => {
+    const source = await start({ entities: 50, latencyMs: 0 });
+    const page = await getJson<{ data: { id: string }[]; total: number }>(
+      `${source.url}/records-paged?limit=1&page=5&since=2024-01-01T00:00:10.000Z`,
+    );
+    expect(page.body.total).toBe(40);
+    expect(page.body.data.map((r) => r.id)).toEqual(['e-000015']);
+  });
+
+  it('delays every page request by latencyMs, concurrent requests side by side as a real API serves them', async () => {
+    const source = await start({ entities: 50, latencyMs: 300 });
+    const started = performance.now();
+    const timed = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const t0 = performance.now();
+        await getJson(`${source.url}/repos/o/r/issues?per_page=1&page=${i + 1}`);
+        return performance.now() - t0;
+      }),
+    );
+    for (const ms of timed) expect(ms).toBeGreaterThanOrEqual(290);
+    // Eight requests one after another would take 2.4 s.
+    expect(performance.now() - started).toBeLessThan(1_500);
+  });
+});
+
 describe('control and ground truth', () => {
   it('serves chosen records broken until the source is fixed', async () => {
     const source = await start({ entities: 60, profile: { invalidRecords: 5, itemNotFound: 3 } });

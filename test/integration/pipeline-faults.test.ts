@@ -29,7 +29,10 @@ let engine: TestEngine;
 let source: FakeSource;
 
 beforeAll(async () => {
-  engine = await setUpTestEngine('faults');
+  // The cases share one fake source, i.e. one credential: with rate budgets on, a case's
+  // `Retry-After` (up to an hour here) would rightly pause the next case's runs too. The budget
+  // itself is exercised by rate-budget.test.ts.
+  engine = await setUpTestEngine('faults', { rateBudgets: false });
   source = await startFakeSource({ entities: 300, seed: 7 });
 });
 afterAll(async () => {

@@ -277,9 +277,10 @@ describe('a source that answers 429 forever', () => {
     const open = await engine.deps.deadLetters.list(sourceId, {});
     expect(open.items).toEqual([expect.objectContaining({ kind: 'page', ref: '', runId })]);
 
-    // The source recovers: retry-failed fetches the page it could not.
+    // The source recovers: retry-failed fetches the page it could not, once the pause the source
+    // last asked for (`Retry-After: 120`, honoured by every request of its credential) is over.
     fake.control.setProfile('none');
-    clock.advance(1_000);
+    clock.advance(121_000);
     const retry = await startRun(engine.deps, { sourceId, mode: 'dlq_retry' });
     let retried = await engine.deps.runs.require(retry.runId);
     for (let step = 0; step < 10 && !isTerminal(retried.state); step++) {

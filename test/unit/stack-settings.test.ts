@@ -72,7 +72,7 @@ describe('DataTables without deletion protection', () => {
     const stack = new Stack(new App({ builtinCloudFormationValidation: false }), 'Dev');
     new DataTables(stack, 'Tables', { deletionProtection: false });
     const tables = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::Table'));
-    expect(tables).toHaveLength(4);
+    expect(tables).toHaveLength(5);
     for (const table of tables) {
       expect(table.DeletionPolicy).toBe('Delete');
       expect(table.Properties.DeletionProtectionEnabled).toBe(false);

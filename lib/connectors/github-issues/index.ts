@@ -1,9 +1,17 @@
 import { ItemValidationError, SourceResponseError, safeUrl } from '../../retry/errors.js';
-import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
+import type {
+  Connector,
+  ConnectorContext,
+  ConnectorManifest,
+  FetchedPage,
+  WindowPlan,
+  WindowRequest,
+} from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
+import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitHub } from './classify.js';
 import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
 import { isPullRequest, normalizeIssue } from './normalize.js';
@@ -21,6 +29,10 @@ export { githubIssuesConfigSchema } from './config.js';
  * `rel="next"` URL is followed only inside a tie group larger than a page; otherwise it only tells
  * whether the listing goes on. So the stream is stable under concurrent change: incremental runs
  * resume from their checkpoint and move the watermark, reconciliation may tombstone.
+ *
+ * Partitions: {@link planWindows} counts the listing with one `per_page=1` request (`rel="last"`
+ * is then the count) and reads the update time at each quantile position with `per_page=1&page=p`;
+ * a partition's pages then stop at its window's end (see `../windows.ts`, `../keyset.ts`).
  */
 const manifest: ConnectorManifest = {
   name: 'github-issues',
@@ -93,21 +105,25 @@ function estimateRemaining(
   return (last - current) * served + served - skipped;
 }
 
+function issuesOf(response: JsonResponse, url: string): unknown[] {
+  if (!Array.isArray(response.body)) {
+    throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
+  }
+  return response.body;
+}
+
 async function fetchPage(
   config: GithubIssuesConfig,
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const position = decodePosition(cursor, ctx.since);
+  const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
       ? firstPageUrl(config, position.at)
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  if (!Array.isArray(response.body)) {
-    throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
-  }
-  const listed: unknown[] = response.body;
+  const listed = issuesOf(response, url);
   const links = parseLinkHeader(response.headers.link, response.url);
   const sourceNext =
     links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
@@ -121,9 +137,33 @@ async function fetchPage(
   return {
     items,
     nextCursor: step.next === null ? null : encodePosition(step.next),
-    remaining: estimateRemaining(config, links, url, listed.length, listed.length - delivered.length),
+    remaining: windowedRemaining(position, step, items.length, () =>
+      estimateRemaining(config, links, url, listed.length, listed.length - delivered.length),
+    ),
     watermarkCeiling: step.ceiling,
   };
+}
+
+/**
+ * Windows of similar size from the listing itself: `per_page=1` makes `rel="last"` the count of
+ * issues (pull requests included) updated since `ctx.since`, and page p the p-th oldest update.
+ */
+function planWindows(
+  config: GithubIssuesConfig,
+  request: WindowRequest,
+  ctx: ConnectorContext,
+): Promise<WindowPlan> {
+  return planByPosition(async (index) => {
+    const url = new URL(firstPageUrl(config, ctx.since));
+    url.searchParams.set('per_page', '1');
+    url.searchParams.set('page', String(index + 1));
+    const response = await getJson(config, url.href, ctx);
+    const listed = issuesOf(response, url.href);
+    const links = parseLinkHeader(response.headers.link, response.url);
+    // No `rel="last"` on the last page: then the count is this position plus what it holds.
+    const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);
+    return { key: listed.length === 0 ? null : listedKey(normalizeIssue(listed[0])), total };
+  }, request);
 }
 
 async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
@@ -144,8 +184,10 @@ export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
     repo: config.repo.toLowerCase(),
     includePullRequests: config.includePullRequests,
   }),
+  credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,
   normalize: (_config, raw) => normalizeIssue(raw),
   classify: (error, now = Date.now()) => classifyGitHub(error, now),
+  planWindows,
 };

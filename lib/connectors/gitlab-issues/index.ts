@@ -1,10 +1,18 @@
 import { ItemValidationError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import type { HeaderRecord } from '../../retry/retry-after.js';
-import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
+import type {
+  Connector,
+  ConnectorContext,
+  ConnectorManifest,
+  FetchedPage,
+  WindowPlan,
+  WindowRequest,
+} from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { parseLinkHeader } from '../link-header.js';
+import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitLab } from './classify.js';
 import { type GitlabIssuesConfig, gitlabIssuesConfigSchema } from './config.js';
 import { normalizeGitlabIssue } from './normalize.js';
@@ -23,6 +31,11 @@ export { gitlabIssuesConfigSchema } from './config.js';
  * (`X-Next-Page`, or `Link: rel="next"`) is followed only inside a tie group larger than a page.
  * Offset pages over an `updated_at`-ordered listing would skip an issue whenever another is edited
  * mid-run. Totals come from `X-Total` when GitLab sends it (it omits it above 10,000 results).
+ *
+ * Partitions: {@link planWindows} reads the count from `X-Total` of a `per_page=1` request and the
+ * update time at each quantile position with `per_page=1&page=p`. Above 10,000 issues GitLab sends
+ * no count, so the end of the listing is searched by reads of one issue (doubling from 10,000,
+ * then bisecting): about 2·log2(N / 10,000) requests more.
  */
 const manifest: ConnectorManifest = {
   name: 'gitlab-issues',
@@ -56,13 +69,18 @@ function issuesPath(config: GitlabIssuesConfig): string {
 }
 
 /** The listing's URL: every issue of the project, oldest update first, from `since` when given. */
-export function listingUrl(config: GitlabIssuesConfig, since: string | null, page?: number): string {
+export function listingUrl(
+  config: GitlabIssuesConfig,
+  since: string | null,
+  page?: number,
+  perPage = config.perPage,
+): string {
   const url = new URL(issuesPath(config));
   url.searchParams.set('scope', 'all');
   url.searchParams.set('state', 'all');
   url.searchParams.set('order_by', 'updated_at');
   url.searchParams.set('sort', 'asc');
-  url.searchParams.set('per_page', String(config.perPage));
+  url.searchParams.set('per_page', String(perPage));
   if (since) url.searchParams.set('updated_after', since);
   if (page !== undefined && page > 1) url.searchParams.set('page', String(page));
   return url.href;
@@ -98,21 +116,25 @@ function estimateRemaining(headers: HeaderRecord, skipped: number): number | nul
   return Math.max(0, total - (page - 1) * perPage - skipped);
 }
 
+function issuesOf(response: JsonResponse, url: string): unknown[] {
+  if (!Array.isArray(response.body)) {
+    throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
+  }
+  return response.body;
+}
+
 async function fetchPage(
   config: GitlabIssuesConfig,
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const position = decodePosition(cursor, ctx.since);
+  const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
       ? listingUrl(config, position.at)
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  if (!Array.isArray(response.body)) {
-    throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
-  }
-  const listed: unknown[] = response.body;
+  const listed = issuesOf(response, url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeGitlabIssue(raw))),
@@ -122,9 +144,36 @@ async function fetchPage(
   return {
     items,
     nextCursor: step.next === null ? null : encodePosition(step.next),
-    remaining: estimateRemaining(response.headers, listed.length - items.length),
+    remaining: windowedRemaining(position, step, items.length, () =>
+      estimateRemaining(response.headers, listed.length - items.length),
+    ),
     watermarkCeiling: step.ceiling,
   };
+}
+
+/** GitLab stops counting above this many results (no `X-Total`, `X-Total-Pages` or `rel="last"`). */
+const GITLAB_COUNT_LIMIT = 10_000;
+
+/** Windows of similar size from the listing: `X-Total` and the issue at each quantile position. */
+function planWindows(
+  config: GitlabIssuesConfig,
+  request: WindowRequest,
+  ctx: ConnectorContext,
+): Promise<WindowPlan> {
+  return planByPosition(
+    async (index) => {
+      const url = listingUrl(config, ctx.since, index + 1, 1);
+      const response = await getJson(config, url, ctx);
+      const listed = issuesOf(response, url);
+      const total = Number(response.headers['x-total']);
+      return {
+        key: listed.length === 0 ? null : listedKey(normalizeGitlabIssue(listed[0])),
+        total: response.headers['x-total'] !== undefined && Number.isSafeInteger(total) ? total : null,
+      };
+    },
+    request,
+    { countAbove: GITLAB_COUNT_LIMIT },
+  );
 }
 
 async function fetchItem(config: GitlabIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
@@ -139,8 +188,10 @@ export const gitlabIssuesConnector: Connector<GitlabIssuesConfig> = {
   configSchema: gitlabIssuesConfigSchema,
   manifestFor: () => manifest,
   streamIdentity: (config) => ({ baseUrl: config.baseUrl, project: config.project.toLowerCase() }),
+  credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,
   normalize: (_config, raw) => normalizeGitlabIssue(raw),
   classify: (error, now = Date.now()) => classifyGitLab(error, now),
+  planWindows,
 };

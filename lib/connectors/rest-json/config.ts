@@ -118,6 +118,17 @@ export const restJsonConfigSchema = z.strictObject({
    * auth header). Same-origin redirects are always followed with credentials.
    */
   crossOriginRedirects: z.enum(['refuse', 'follow-without-credentials']).optional(),
+  /**
+   * The API's rate limit, for APIs that do not announce it in `X-RateLimit-*` / `RateLimit-*`
+   * headers: at most `requests` per `perSeconds` (a fixed window), shared by every source with the
+   * same origin and secret. Headers, when the API sends them, take precedence. Default none.
+   */
+  rateLimit: z
+    .strictObject({
+      requests: z.number().int('must be a whole number').min(1),
+      perSeconds: z.number().int('must be a whole number').min(1).max(86_400),
+    })
+    .optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
 });

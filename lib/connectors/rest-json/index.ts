@@ -1,13 +1,22 @@
 import { classifyDefault } from '../../retry/classify.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
-import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from '../contract.js';
+import type {
+  Connector,
+  ConnectorContext,
+  ConnectorManifest,
+  FetchedPage,
+  WindowPlan,
+  WindowRequest,
+} from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { getPath } from '../values.js';
+import { noWindows, planByCount, planByPosition, windowedRemaining } from '../windows.js';
 import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
 import { nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
+import { fetchWindowedCursorPage, isWindowedCursor } from './windowed-cursor.js';
 
 export type { RestJsonConfig } from './config.js';
 export { restJsonConfigSchema } from './config.js';
@@ -16,6 +25,13 @@ export { restJsonConfigSchema } from './config.js';
  * The `rest-json` connector: any JSON API whose list endpoint pages by cursor token, page number
  * or next-page URL, described by config (see {@link restJsonConfigSchema}). Errors follow the
  * default classification; the manifest follows the config (`ordered`, pagination type).
+ *
+ * Partitions (see {@link planWindows}) need an ordered stream with `sinceParam`, keyed or over a
+ * stable source cursor (`./windowed-cursor.ts`): with keyed page pagination the windows come from
+ * the record at each quantile position (a page of one record), counted by `totalPath` or by
+ * probing for the end; with cursor or next-url pagination, from `totalPath` counts of `since`
+ * listings, bisected over time. A cursor source without `totalPath`, and every unordered source
+ * or one without `sinceParam`, is never split.
  */
 const manifest: ConnectorManifest = {
   name: 'rest-json',
@@ -76,7 +92,19 @@ async function fetchPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  if (positionKind(config) === 'keyset') return fetchKeyedPage(config, cursor, ctx);
+  const kind = positionKind(config);
+  if (kind === 'keyset') return fetchKeyedPage(config, cursor, ctx);
+  if (ctx.window !== undefined || isWindowedCursor(cursor)) {
+    if (kind !== 'stable-cursor' || config.sinceParam === undefined) {
+      throw new ClassifiedError(
+        'permanent',
+        'only an ordered rest-json stream with sinceParam (keyed, or over a stable cursor) reads a window',
+      );
+    }
+    return fetchWindowedCursorPage(config, cursor, ctx.since, ctx.window, (url) =>
+      fetchList(config, url, ctx),
+    );
+  }
   const { items, body, url } = await fetchList(config, pageUrl(config, cursor, ctx.since), ctx);
   return {
     items,
@@ -91,7 +119,7 @@ async function fetchKeyedPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const position = decodePosition(cursor, ctx.since);
+  const position = decodePosition(cursor, ctx.since, ctx.window);
   const follow = position.follow ?? null;
   const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
   const sourceNext = nextCursor(config, follow, listed);
@@ -106,9 +134,55 @@ async function fetchKeyedPage(
     items,
     nextCursor: step.next === null ? null : encodePosition(step.next),
     // A `since` listing's total counts from the key on, the records skipped at the key included.
-    remaining: total === null ? null : Math.max(0, total - (listed.items.length - items.length)),
+    remaining: windowedRemaining(position, step, items.length, () =>
+      total === null ? null : Math.max(0, total - (listed.items.length - items.length)),
+    ),
     watermarkCeiling: step.ceiling,
   };
+}
+
+/**
+ * Windows of similar size for a keyed stream or one over a stable cursor with `sinceParam`
+ * (module documentation); any other stream, or a cursor stream without `totalPath`, is not split
+ * (no boundaries, no request spent).
+ */
+async function planWindows(
+  config: RestJsonConfig,
+  request: WindowRequest,
+  ctx: ConnectorContext,
+): Promise<WindowPlan> {
+  const kind = positionKind(config);
+  if (kind === 'positional' || config.sinceParam === undefined) return noWindows(null, 0);
+  const one = { ...config, pageSize: 1 };
+  const { pagination } = config;
+  if (kind === 'keyset' && pagination.type === 'page') {
+    return planByPosition(async (index) => {
+      const listed = await fetchList(
+        config,
+        pageUrl(one, String(pagination.firstPage + index), ctx.since),
+        ctx,
+      );
+      const first = listed.items[0];
+      return {
+        key: first === undefined ? null : listedKey(normalizeRecord(config, first)),
+        total: totalOf(config, listed.body),
+      };
+    }, request);
+  }
+  if (config.totalPath === undefined) return noWindows(null, 0);
+  return planByCount(
+    async (since) => {
+      const listed = await fetchList(config, pageUrl(one, null, since), ctx);
+      const first = listed.items[0];
+      return {
+        total: totalOf(config, listed.body),
+        first: first === undefined ? null : listedKey(normalizeRecord(config, first)),
+      };
+    },
+    ctx.since,
+    request,
+    { now: Date.now() },
+  );
 }
 
 async function fetchList(
@@ -171,9 +245,18 @@ export const restJsonConnector: Connector<RestJsonConfig> = {
     idField: config.idField,
     updatedAtField: config.updatedAtField,
   }),
+  credential: (config) => ({
+    origin: new URL(config.url).origin,
+    secretRef: config.auth?.secretRef ?? null,
+    configured: config.rateLimit && {
+      limit: config.rateLimit.requests,
+      windowSeconds: config.rateLimit.perSeconds,
+    },
+  }),
   fetchPage,
   fetchItem,
   normalize: normalizeRecord,
   classify,
   nextCursorWithoutResponse,
+  planWindows,
 };

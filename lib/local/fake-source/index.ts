@@ -33,6 +33,7 @@ export {
   type ResolvedFaultProfile,
   resolveProfile,
 } from './profiles.js';
+export { type QuotaVerdict, requestToken, SharedQuota, type SharedQuotaOptions } from './quota.js';
 export { decodeCursor, encodeCursor, MAX_LIMIT, type RestRecord } from './records.js';
 export { type FakeSource, type FakeSourceOptions, startFakeSource } from './server.js';
 export type { ChangeResult, GroundTruth } from './state.js';

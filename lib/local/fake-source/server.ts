@@ -7,6 +7,7 @@ import { gitlabRateLimitHeaders } from './gitlab.js';
 import { json, type Reply, readJson, requestKey, send } from './http.js';
 import { LiveEditor, type LiveOptions } from './live.js';
 import type { FaultProfile, FaultProfileName } from './profiles.js';
+import { requestToken, type SharedQuota } from './quota.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { type GroundTruth, SourceState } from './state.js';
 import { type Stats, StatsRecorder } from './stats.js';
@@ -31,6 +32,12 @@ export interface FakeSourceOptions {
   readonly now?: () => number;
   /** The `live` behaviour: edit, add and delete entities before listing requests. Default off. */
   readonly live?: LiveOptions;
+  /**
+   * Shared-quota mode: every source request spends the quota of the token it carries (several
+   * fake sources may share one instance); past it, GitHub's 403 with `X-RateLimit-Remaining: 0`
+   * (429 on the rest-json routes), and `X-RateLimit-*` of the token on every response. Default off.
+   */
+  readonly quota?: SharedQuota;
 }
 
 /** A running fake source. */
@@ -113,18 +120,33 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       stats.record({ route: route.name, status: reply.status, key, kind: 'admin', faulted: false });
       return;
     }
-    const verdict = state.faults.decide(key, url.pathname);
-    const latencyMs = options.latencyMs ?? verdict.latencyMs;
-    if (latencyMs > 0) await sleeps.sleep(latencyMs);
-    const faulted = verdict.decision.kind !== 'none';
-    const origin = `http://${req.headers.host ?? address}`;
-    const ctx = { state, query, params, origin, path: url.pathname, pageSize };
-    // The source changes between the request and its answer, as a live one does mid-run.
-    if (route.kind === 'page' && !faulted) live.beforeListing();
-    const reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
-    const quota = state.faults.rateLimitHeaders();
-    send(res, reply, route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota);
-    stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted });
+    stats.started();
+    try {
+      const admitted = options.quota?.admit(requestToken(req.headers));
+      const verdict = state.faults.decide(key, url.pathname);
+      const latencyMs = options.latencyMs ?? verdict.latencyMs;
+      if (latencyMs > 0) await sleeps.sleep(latencyMs);
+      const refused = admitted?.allowed === false;
+      const faulted = refused || verdict.decision.kind !== 'none';
+      const origin = `http://${req.headers.host ?? address}`;
+      const ctx = { state, query, params, origin, path: url.pathname, pageSize };
+      // The source changes between the request and its answer, as a live one does mid-run.
+      if (route.kind === 'page' && !faulted) live.beforeListing();
+      const reply = refused
+        ? faultReply(
+            route.shape,
+            { kind: 'rate-limit-window', resetAtMs: quotaReset(admitted.headers) },
+            now(),
+          )
+        : faulted
+          ? faultReply(route.shape, verdict.decision, now())
+          : route.handle!(ctx);
+      const quota = admitted?.headers ?? state.faults.rateLimitHeaders();
+      send(res, reply, route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota);
+      stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted, refused });
+    } finally {
+      stats.finished();
+    }
   }
 
   async function answerAdmin({ route }: RouteMatch, req: IncomingMessage): Promise<Reply> {
@@ -159,6 +181,10 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       return stopped;
     },
   };
+}
+
+function quotaReset(headers: Record<string, string>): number {
+  return Number(headers['x-ratelimit-reset']) * 1_000;
 }
 
 /** Latency sleeps that `stop()` can cut short, so no timer keeps the process alive after it. */

@@ -32,6 +32,10 @@ export interface Stats {
   readonly itemFetches: number;
   /** Requests answered with an injected fault (5xx, 429, rate-limit window, forced status). */
   readonly faultsInjected: number;
+  /** Requests refused by the shared quota (403/429 with `X-RateLimit-Remaining: 0`). */
+  readonly quotaRejected: number;
+  /** The most source requests the server was handling at one moment. */
+  readonly maxInFlight: number;
 }
 
 /** One served request, as the server reports it to {@link StatsRecorder}. */
@@ -41,6 +45,8 @@ export interface ServedRequest {
   readonly key: string;
   readonly kind: 'page' | 'item' | 'admin' | 'unknown';
   readonly faulted: boolean;
+  /** Refused by the shared quota. */
+  readonly refused?: boolean;
 }
 
 /** Counts served requests; `snapshot()` copies, so callers can keep and compare snapshots. */
@@ -52,10 +58,25 @@ export class StatsRecorder {
   private pagesServed = new Map<string, number>();
   private itemFetches = 0;
   private faultsInjected = 0;
+  private quotaRejected = 0;
+  private inFlight = 0;
+  private maxInFlight = 0;
+
+  /** A source request began (it counts as in flight until {@link finished}). */
+  started(): void {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+  }
+
+  /** A source request was answered. */
+  finished(): void {
+    this.inFlight -= 1;
+  }
 
   /** Records one answered request. */
   record(served: ServedRequest): void {
     this.requests += 1;
+    if (served.refused) this.quotaRejected += 1;
     this.byRoute[served.route] += 1;
     this.byStatus[served.status] = (this.byStatus[served.status] ?? 0) + 1;
     if (served.faulted) this.faultsInjected += 1;
@@ -75,6 +96,8 @@ export class StatsRecorder {
     this.pagesServed.clear();
     this.itemFetches = 0;
     this.faultsInjected = 0;
+    this.quotaRejected = 0;
+    this.maxInFlight = this.inFlight;
   }
 
   /** A copy of the counts. */
@@ -90,6 +113,8 @@ export class StatsRecorder {
       duplicatePageServes,
       itemFetches: this.itemFetches,
       faultsInjected: this.faultsInjected,
+      quotaRejected: this.quotaRejected,
+      maxInFlight: this.maxInFlight,
     };
   }
 }

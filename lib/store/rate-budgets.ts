@@ -1,0 +1,176 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type BudgetPolicy,
+  type BudgetState,
+  EMPTY_BUDGET,
+  type Lease,
+  type Observation,
+  observe,
+  type Slot,
+  type TakeResult,
+  take,
+} from '../budget/pacing.js';
+import { isConditionFailure, StoreError } from './errors.js';
+
+/** What a budget record says about its credential besides the state (for an operator reading the table). */
+export interface BudgetLabel {
+  readonly connector: string;
+  readonly origin: string;
+}
+
+/** A credential's budget was contended past the retry bound (many workers writing it at once). */
+export class BudgetContendedError extends StoreError {
+  override readonly name = 'BudgetContendedError';
+}
+
+interface Versioned {
+  readonly state: BudgetState;
+  /** 0: the record does not exist yet. */
+  readonly version: number;
+}
+
+/** Conditional writes lost to another worker before giving up (each loss re-reads the record). */
+const MAX_WRITE_ATTEMPTS = 25;
+
+/** An idle credential's record is deleted by TTL after this long (it is rebuilt from the next response). */
+const IDLE_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+function toState(item: Record<string, unknown>): BudgetState {
+  const num = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+  return {
+    limit: num(item.limit),
+    windowMs: num(item.windowMs),
+    windowConfirmed: item.windowConfirmed === true,
+    remaining: num(item.remaining),
+    resetAt: num(item.resetAt),
+    resetFromSource: item.resetFromSource === true,
+    sourceResetAt: num(item.sourceResetAt),
+    ahead: num(item.ahead) ?? 0,
+    pausedUntil: num(item.pausedUntil) ?? 0,
+    leases: (item.leases as Record<string, Lease> | undefined) ?? {},
+  };
+}
+
+function sameState(a: BudgetState, b: BudgetState): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The rate budget records, one per credential (see `lib/budget/pacing.ts` for the arithmetic).
+ * Each take and each settle is one conditional write on the record's version: a read-modify-write
+ * that loses to another worker re-reads and tries again, so two workers never both spend the last
+ * request of a window. The last version seen is kept in memory, so a worker that is the only
+ * writer pays one write per take, no read.
+ */
+export class RateBudgetStore {
+  private readonly seen = new Map<string, Versioned>();
+
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {}
+
+  /** One request asks the credential's budget (see {@link take}). */
+  async take(
+    key: string,
+    label: BudgetLabel,
+    now: number,
+    policy: BudgetPolicy,
+    leaseId: string,
+    reservation?: Slot,
+  ): Promise<TakeResult> {
+    return this.update(key, label, now, (state) => {
+      const result = take(state, now, policy, leaseId, reservation);
+      return { next: result.state, result };
+    });
+  }
+
+  /** A request ended: its lease is released and what its response said is learned (see {@link observe}). */
+  async settle(
+    key: string,
+    label: BudgetLabel,
+    now: number,
+    policy: BudgetPolicy,
+    leaseId: string | null,
+    seen: Observation,
+  ): Promise<BudgetState> {
+    return this.update(key, label, now, (state) => {
+      const next = observe(state, now, policy, leaseId, seen);
+      return { next, result: next };
+    });
+  }
+
+  /** The record as stored (tests and operators); null when there is none. */
+  async read(key: string): Promise<BudgetState | null> {
+    const current = await this.load(key);
+    return current.version === 0 ? null : current.state;
+  }
+
+  private async update<T>(
+    key: string,
+    label: BudgetLabel,
+    now: number,
+    change: (state: BudgetState) => { next: BudgetState; result: T },
+  ): Promise<T> {
+    let current = this.seen.get(key) ?? (await this.load(key));
+    for (let attempt = 1; ; attempt++) {
+      const { next, result } = change(current.state);
+      if (sameState(next, current.state) && current.version > 0) return result;
+      try {
+        await this.write(key, label, now, next, current.version);
+        this.seen.set(key, { state: next, version: current.version + 1 });
+        return result;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        if (attempt >= MAX_WRITE_ATTEMPTS) {
+          throw new BudgetContendedError(
+            'rate budget record too contended',
+            { key, attempt },
+            { cause: error },
+          );
+        }
+      }
+      // Another worker wrote first: start again from what it wrote, after a moment's jitter.
+      await this.sleep(Math.floor(Math.random() * 5 * attempt));
+      current = await this.load(key);
+    }
+  }
+
+  private async load(key: string): Promise<Versioned> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: { credentialId: key }, ConsistentRead: true }),
+    );
+    const loaded = Item
+      ? { state: toState(Item), version: Number(Item.version) }
+      : { state: EMPTY_BUDGET, version: 0 };
+    this.seen.set(key, loaded);
+    return loaded;
+  }
+
+  private async write(
+    key: string,
+    label: BudgetLabel,
+    now: number,
+    state: BudgetState,
+    version: number,
+  ): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          credentialId: key,
+          connector: label.connector,
+          origin: label.origin,
+          ...state,
+          version: version + 1,
+          updatedAt: now,
+          expiresAt: Math.floor(now / 1_000) + IDLE_TTL_SECONDS,
+        },
+        // The version this state was computed from is still the stored one (or there is none yet).
+        ConditionExpression: version === 0 ? 'attribute_not_exists(credentialId)' : 'version = :v',
+        ...(version === 0 ? {} : { ExpressionAttributeValues: { ':v': version } }),
+      }),
+    );
+  }
+}

@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { credentialKey } from '../../lib/budget/credential.js';
+import type { BudgetPolicy } from '../../lib/budget/pacing.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import {
+  type FakeSource,
+  type FaultProfile,
+  SharedQuota,
+  startFakeSource,
+} from '../../lib/local/fake-source/index.js';
+import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
+import { RateBudgetStore } from '../../lib/store/rate-budgets.js';
+import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/*
+ * Rate budgets shared per credential (connector + origin + secret reference), end to end: sources
+ * that share a token against a fake source whose quota is keyed by token, the concurrency cap
+ * counted at the source, leases of crashed holders expiring, and conditional takes that never
+ * hand out the same request twice.
+ */
+
+const TOKENS: Record<string, string> = {
+  'ssm:/org/github-token-a': 'token-a',
+  'ssm:/org/github-token-b': 'token-b',
+};
+const CAP = 2;
+
+/** Counts of each metric the engine reported since the last reset. */
+const counted = new Map<MetricName, number>();
+const metrics: EngineMetrics = {
+  count: (name, value = 1) => counted.set(name, (counted.get(name) ?? 0) + value),
+  seconds: () => {},
+  flush: () => {},
+};
+
+let engine: TestEngine;
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('budget', {
+    heartbeatIntervalMs: 500,
+    metrics,
+    // Waits longer than this are deferred through the queue, so a few-second window exercises it.
+    maxInlineBudgetWaitMs: 200,
+    secrets: async (reference) => TOKENS[reference] ?? 'unknown',
+    env: {
+      SHARED_SECRET_REFS: Object.keys(TOKENS).join(','),
+      MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(CAP),
+    },
+  });
+  engine.runtime({ workers: 6, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+beforeEach(() => counted.clear());
+
+async function fakeSource(
+  options: { quota?: SharedQuota; latencyMs?: number; profile?: FaultProfile } = {},
+): Promise<FakeSource> {
+  const fake = await startFakeSource({ entities: 30, seed: 1_300 + fakes.length, latencyMs: 0, ...options });
+  fakes.push(fake);
+  return fake;
+}
+
+async function githubSource(fake: FakeSource, tokenRef: string): Promise<string> {
+  const sourceId = `budget-${++counter}`;
+  await putSource(engine.deps, sourceId, 'github-issues', {
+    owner: 'acme',
+    repo: `repo-${counter}`,
+    baseUrl: fake.url,
+    tokenRef,
+    perPage: 10,
+  });
+  return sourceId;
+}
+
+async function fullRuns(sourceIds: string[]) {
+  const started = await Promise.all(
+    sourceIds.map((sourceId) => startRun(engine.deps, { sourceId, mode: 'full' })),
+  );
+  return Promise.all(started.map((s) => waitForRun(engine.deps, s.runId, undefined, 120_000)));
+}
+
+describe('a rate budget shared per credential', () => {
+  it('two sources sharing a token never meet a refusal: pages wait (deferred, not failed) and both finish exactly', async () => {
+    // 4 requests per 4 s for the token; the two full runs need about 8 between them.
+    const quota = new SharedQuota({ limit: 4, windowSeconds: 4 });
+    const fake = await fakeSource({ quota });
+    const sources = [
+      await githubSource(fake, 'ssm:/org/github-token-a'),
+      await githubSource(fake, 'ssm:/org/github-token-a'),
+    ];
+
+    const runs = await fullRuns(sources);
+
+    for (const run of runs) {
+      expect(run.state).toBe('succeeded');
+      expect(run.progress.processed).toBe(30);
+      expect(run.errorCount).toBe(0);
+    }
+    for (const sourceId of sources) {
+      expect(await compareWithTruth(engine.deps, sourceId, fake, 'github')).toMatchObject({
+        missing: [],
+        stale: [],
+      });
+      expect(await engine.deps.deadLetters.list(sourceId, { limit: 10 })).toMatchObject({ items: [] });
+    }
+    const stats = fake.stats();
+    expect(stats.quotaRejected).toBe(0);
+    expect(stats.byStatus['403']).toBeUndefined();
+    expect(quota.admitted).toBe(stats.sourceRequests);
+    // More requests than one window holds: some had to wait, longer than a worker sleeps.
+    expect(stats.sourceRequests).toBeGreaterThan(4);
+    expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
+    expect(counted.get(METRIC.deferrals)).toBeGreaterThan(0);
+    expect(counted.get(METRIC.budgetRejected)).toBeUndefined();
+  }, 120_000);
+
+  it('keeps budgets apart for different tokens: neither waits for the other', async () => {
+    const quota = new SharedQuota({ limit: 6, windowSeconds: 60 });
+    const fake = await fakeSource({ quota });
+    const a = await githubSource(fake, 'ssm:/org/github-token-a');
+    const b = await githubSource(fake, 'ssm:/org/github-token-b');
+
+    const runs = await fullRuns([a, b]);
+
+    expect(runs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
+    expect(fake.stats().quotaRejected).toBe(0);
+    expect(counted.get(METRIC.budgetWaits)).toBeUndefined();
+    const store = engine.deps.budgets!;
+    const keyOf = (secretRef: string) =>
+      credentialKey({ connector: 'github-issues', origin: fake.url, secretRef });
+    const [budgetA, budgetB] = await Promise.all([
+      store.read(keyOf('ssm:/org/github-token-a')),
+      store.read(keyOf('ssm:/org/github-token-b')),
+    ]);
+    // Each token's record saw only its own requests: 6 per window, each run used ≤ 5 of them.
+    expect(budgetA).toMatchObject({ limit: 6 });
+    expect(budgetB).toMatchObject({ limit: 6 });
+    const requests = fake.stats().sourceRequests;
+    expect(budgetA!.remaining! + budgetB!.remaining!).toBe(12 - requests);
+  }, 120_000);
+
+  it('spends the same budget for the item fetches of a retry-failed run', async () => {
+    // 5 requests per 3 s: the retry's six item fetches (a slice of five, then one) do not fit the
+    // window the full run's listing left, and must queue on the budget instead of meeting 403s.
+    const quota = new SharedQuota({ limit: 5, windowSeconds: 3 });
+    const fake = await fakeSource({ quota, profile: { invalidRecords: 6 } });
+    const sourceId = await githubSource(fake, 'ssm:/org/github-token-a');
+    const [full] = await fullRuns([sourceId]);
+    expect(full).toMatchObject({ state: 'succeeded', errorCount: 6 });
+
+    fake.control.fix();
+    counted.clear();
+    const retry = await startRun(engine.deps, { sourceId, mode: 'dlq_retry' });
+    const retried = await waitForRun(engine.deps, retry.runId, undefined, 120_000);
+
+    expect(retried.state).toBe('succeeded');
+    expect(retried.progress.processed).toBe(6);
+    expect(await engine.deps.deadLetters.list(sourceId, { limit: 10 })).toMatchObject({ items: [] });
+    expect(fake.stats().itemFetches).toBe(6);
+    expect(fake.stats().quotaRejected).toBe(0);
+    expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('caps the requests in flight per credential, counted at the source', async () => {
+    const fake = await fakeSource({ latencyMs: 250 });
+    const sources = [];
+    for (let i = 0; i < 4; i++) sources.push(await githubSource(fake, 'ssm:/org/github-token-b'));
+
+    const runs = await fullRuns(sources);
+
+    expect(runs.every((r) => r.state === 'succeeded')).toBe(true);
+    // Four runs on six workers would send four at once; the cap holds them to two, and reaches it.
+    expect(fake.stats().maxInFlight).toBe(CAP);
+  }, 120_000);
+});
+
+describe('the budget record', () => {
+  const policy: BudgetPolicy = { maxConcurrent: 1, leaseMs: 45_000 };
+  const label = { connector: 'github-issues', origin: 'https://example.test' };
+  const T0 = Date.parse('2026-12-01T00:00:00Z');
+
+  it("expires a crashed holder's concurrency slot", async () => {
+    const store = engine.deps.budgets!;
+    const key = `crash-${Date.now()}`;
+    expect((await store.take(key, label, T0, policy, 'crashed', undefined)).kind).toBe('go');
+    // The holder died without settling: its slot is held until the lease lapses, then frees.
+    expect((await store.take(key, label, T0 + 1_000, policy, 'next', undefined)).kind).toBe('busy');
+    expect((await store.take(key, label, T0 + 44_999, policy, 'next', undefined)).kind).toBe('busy');
+    expect((await store.take(key, label, T0 + 45_000, policy, 'next', undefined)).kind).toBe('go');
+  });
+
+  it('hands each remaining request to exactly one of many workers taking at once', async () => {
+    const key = `race-${Date.now()}`;
+    const table = engine.aws.names.rateBudgetsTable;
+    const uncapped: BudgetPolicy = { maxConcurrent: 0, leaseMs: 45_000 };
+    const first = new RateBudgetStore(engine.aws.clients.doc, table);
+    await first.settle(key, label, T0, uncapped, null, { limit: 5, remaining: 5, resetAt: T0 + 60_000 });
+    // Twelve workers, each with its own view of the record, all asking at the same moment.
+    const workers = Array.from({ length: 12 }, () => new RateBudgetStore(engine.aws.clients.doc, table));
+    const results = await Promise.all(
+      workers.map((worker, i) => worker.take(key, label, T0 + 10, uncapped, `w${i}`, undefined)),
+    );
+    const kinds = results.map((r) => r.kind).sort();
+    // Five go now, five hold their own slots of the next window; the window length is not known
+    // yet, so the last two are promised nothing further and ask again when the next one opens.
+    expect(kinds.filter((k) => k === 'go')).toHaveLength(5);
+    expect(kinds.filter((k) => k === 'reserved')).toHaveLength(5);
+    expect(kinds.filter((k) => k === 'wait')).toHaveLength(2);
+    const slots = results.flatMap((r) => (r.kind === 'reserved' ? [r.slot.at] : []));
+    expect(new Set(slots).size).toBe(5);
+    expect(await first.read(key)).toMatchObject({ remaining: 0, ahead: 5 });
+  });
+});
