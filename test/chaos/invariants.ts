@@ -2,8 +2,8 @@ import type { FakeSource } from '../../lib/local/fake-source/index.js';
 import type { ResumeVerdict } from '../../lib/run/model.js';
 import type { DeadLetter } from '../../lib/store/dead-letters.js';
 import type { ChaosEnv } from './chaos-env.js';
+import { pauseViolation } from './pauses.js';
 import type { ChaosMode } from './plan.js';
-import { stormViolation } from './storm.js';
 import type { RunRecord } from './supervisor.js';
 import { queueCounts } from './workers.js';
 
@@ -109,8 +109,8 @@ export async function checkRun(
 
   const backlog = backlogViolation(record);
   if (backlog) fail(INVARIANT.stall, backlog);
-  const storm = stormViolation(record.storm);
-  if (storm) fail(INVARIANT.stall, storm);
+  const paused = pauseViolation(record.pauses);
+  if (paused) fail(INVARIANT.stall, paused);
 
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);

@@ -2,7 +2,8 @@ import { RELIABILITY } from '../../lib/config/constants.js';
 import type { RunMode } from '../../lib/run/model.js';
 import { lastProgressAt } from '../../lib/run/silence.js';
 import { INVARIANT, waitForEmptyDlq } from './invariants.js';
-import { BUDGET_HOURS, pageAfter, stormViolation } from './storm.js';
+import { pauseViolation } from './pauses.js';
+import { BUDGET_HOURS, pageAfter } from './storm.js';
 import type { RunRecord } from './supervisor.js';
 import type { Trial } from './trial-faults.js';
 
@@ -52,8 +53,8 @@ export async function checkEndlessStorm(
       INVARIANT.ended,
       `epoch ${run.epoch} and ${run.restarts} restarts after ${reaps.length} reaper actions`,
     );
-  const storm = stormViolation(record.storm);
-  if (storm) fail(INVARIANT.stall, storm);
+  const paused = pauseViolation(record.pauses);
+  if (paused) fail(INVARIANT.stall, paused);
 
   const source = await env.deps.sources.require(trial.sourceId);
   if (source.activeRunId !== null) fail(INVARIANT.lock, `source still locked by ${source.activeRunId}`);

@@ -4,6 +4,7 @@ import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import { InFlightLedger, type InFlightSample } from './in-flight.js';
+import { PausePlayer, type PauseRecord } from './pauses.js';
 import type { BacklogFault, KillFault, StormFault, TrialPlan, ZombieFault } from './plan.js';
 import { type StormRecord, StormWatch } from './storm.js';
 import { type ZombieRecord, ZombieWatch } from './zombie.js';
@@ -47,6 +48,8 @@ export interface RunRecord {
   } | null;
   /** The 429 storm, when one was planned for the run. */
   readonly storm: StormRecord | null;
+  /** The deferrals the run waited out. */
+  readonly pauses: PauseRecord;
 }
 
 interface Sample extends InFlightSample {
@@ -64,6 +67,7 @@ export class Supervisor {
   readonly ledger: InFlightLedger;
   private readonly zombie: ZombieWatch | null;
   readonly storm: StormWatch | null;
+  private readonly pauses: PausePlayer;
   private killed = false;
   private killArmedAt: number | null = null;
 
@@ -82,7 +86,9 @@ export class Supervisor {
     const { clients, resources } = env.engine.aws;
     this.ledger = new InFlightLedger(env.workers, clients.sqs, resources.pageQueueUrl);
     this.zombie = faults.zombie ? new ZombieWatch(env.deps, faults.zombie, log) : null;
-    this.storm = faults.storm && plan ? new StormWatch(env, fake, plan, faults.storm, log) : null;
+    const storm = faults.storm && plan ? new StormWatch(env, fake, plan, faults.storm, log) : null;
+    this.storm = storm;
+    this.pauses = new PausePlayer(env, log, (wakeAt) => storm?.endIfDue(wakeAt));
   }
 
   /** For the crash hook of the zombie's page. */
@@ -125,11 +131,9 @@ export class Supervisor {
       const settled = idle && (fast >= FAST_SAMPLES || Date.now() - lastChange >= QUIET_MS);
       // On the trial's clock: a storm's deferrals lie hours ahead of the wall clock.
       const deferred = s.run.deferredUntil !== null && s.run.deferredUntil > this.env.clock.now();
-      if (settled && deferred && this.storm) {
+      if (settled && deferred) {
         // Waiting out a deferral: let the trial's clock run to the wake-up.
-        reaps.push(
-          ...(await this.storm.playPause(s.run, async (ms) => (await this.reapAfter(runId, ms)).mine)),
-        );
+        reaps.push(...(await this.pauses.play(s.run, async (ms) => (await this.reapAfter(runId, ms)).mine)));
         fast = 0;
         lastChange = Date.now();
         await sleep(SAMPLE_MS);
@@ -173,7 +177,8 @@ export class Supervisor {
     await this.quiesce();
     const run = await this.env.deps.runs.require(runId);
     const storm = this.storm?.record() ?? null;
-    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut, backlog, storm };
+    const pauses = this.pauses.record();
+    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut, backlog, storm, pauses };
   }
 
   /** One reaper pass, 90 s of silence later as far as the reaper can tell. */

@@ -75,7 +75,8 @@ export async function runTrial(
 const MODES: Record<ChaosMode, (trial: Trial) => Promise<string[]>> = {
   full: async (trial) => {
     const { record, stallFaults } = await supervisedRun(trial, 'full', true);
-    if (endedByStorm(record.storm)) return checkEndlessStorm(trial, record, stallFaults, supervisedRun);
+    if (endedByStorm(record.storm, record.run))
+      return checkEndlessStorm(trial, record, stallFaults, supervisedRun);
     return checkRun(trial.env, trial.fake, record, fullExpectation(trial, 'chaos full run', stallFaults));
   },
 
