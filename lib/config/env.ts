@@ -73,6 +73,13 @@ export const EnvSchema = z.object({
   /** Highest number of pages one run may process: the bound that replaces Lambda's recursion guard. */
   MAX_PAGES_PER_RUN: z.coerce.number().int().positive().default(100_000),
   /**
+   * Most partitions a run may be split into (a run's `partitions` start parameter may ask for
+   * fewer or more, up to 64). 1: runs are never split.
+   */
+  MAX_PARTITIONS_PER_RUN: z.coerce.number().int().min(1).max(64).default(8),
+  /** A partition should hold at least this many entities: smaller runs are split less, or not at all. */
+  MIN_ENTITIES_PER_PARTITION: z.coerce.number().int().min(1).default(250),
+  /**
    * Requests one credential (connector + origin + secret) may have in flight at once, across every
    * worker, run and partition: GitHub's secondary limit forbids many concurrent requests per token.
    * 0: no cap. Default 10.
@@ -120,6 +127,8 @@ export interface HarvesterConfig {
   readonly startRunTargetArn: string | undefined;
   readonly startRunDlqArn: string | undefined;
   readonly maxPagesPerRun: number;
+  readonly maxPartitionsPerRun: number;
+  readonly minEntitiesPerPartition: number;
   /** `MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`; 0: no cap. */
   readonly maxConcurrentRequestsPerCredential: number;
   readonly watermarkLookbackSeconds: number;
@@ -168,6 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     startRunTargetArn: e.START_RUN_TARGET_ARN,
     startRunDlqArn: e.START_RUN_DLQ_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
+    maxPartitionsPerRun: e.MAX_PARTITIONS_PER_RUN,
+    minEntitiesPerPartition: e.MIN_ENTITIES_PER_PARTITION,
     maxConcurrentRequestsPerCredential: e.MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL,
     watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,
     logLevel: e.LOG_LEVEL,

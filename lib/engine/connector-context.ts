@@ -1,4 +1,5 @@
-import type { ConnectorContext } from '../connectors/contract.js';
+import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
+import { readWindow } from '../run/partitions.js';
 import { budgetedFetch } from './rate-budget.js';
 import type { StepContext } from './step.js';
 
@@ -8,7 +9,12 @@ import type { StepContext } from './step.js';
  * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same —
  * including the credential's rate budget, which every request spends (./rate-budget.ts).
  */
-export function connectorContext(context: StepContext, since: string | null): ConnectorContext {
+export function connectorContext(
+  context: StepContext,
+  since: string | null,
+  /** The window to read (default: the step's partition's, if any). */
+  window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
+): ConnectorContext {
   const { deps, run, heartbeat } = context;
   return {
     fetch: budgetedFetch(context),
@@ -16,5 +22,6 @@ export function connectorContext(context: StepContext, since: string | null): Co
     since,
     signal: heartbeat.signal,
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),
+    ...(window ? { window } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
+import { PartitionStore } from '../store/partitions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
@@ -68,6 +69,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
   return {
     runs,
+    partitions: new PartitionStore(clients.doc, runs),
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
@@ -103,6 +105,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
       maxConcurrentRequestsPerCredential: config.maxConcurrentRequestsPerCredential,
       maxInlineBudgetWaitMs: options.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
+      maxPartitions: config.maxPartitionsPerRun,
+      minEntitiesPerPartition: config.minEntitiesPerPartition,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),
   };

@@ -2,10 +2,12 @@ import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
+import { readWindow } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
+import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
-import { pageScope } from './page-scope.js';
+import { pageRef, pageScope } from './page-scope.js';
 import { reservedSlot } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 
@@ -30,13 +32,14 @@ export async function deferPage(
     return failUnavailable(deps, run, message, reason);
   }
   const now = deps.clock.now();
-  await deps.runs.defer(run.runId, run.epoch, message.page, untilMs, now);
+  const chain = chainOf(deps, message.partition);
+  await chain.defer(run.runId, run.epoch, message.page, untilMs, now);
   // A wait for the rate budget carries its reserved slot, so the page keeps its place in line.
   const { budgetSlot: _spent, ...rest } = message;
   const slot = reservedSlot(context);
   const deferred = { ...rest, deferred: true, attempts, ...(slot ? { budgetSlot: slot } : {}) };
   const via = await deps.queue.sendAt(deferred, untilMs, now);
-  await deps.runs.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
+  await chain.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
   context.log.info('page deferred', {
     until: new Date(untilMs).toISOString(),
@@ -61,16 +64,19 @@ export async function failUnavailable(
 ): Promise<StepResult> {
   const hours = RELIABILITY.progressBudgetMs / 3_600_000;
   if (run.mode !== 'dlq_retry') {
+    const partition =
+      message.partition === undefined ? undefined : run.partitions?.[String(message.partition)];
+    const window = partition ? readWindow(partition) : undefined;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'page',
-      ref: message.cursor ?? '',
+      ref: pageRef(message.cursor, window),
       errorClass: 'transient',
       reason: `source unavailable for ${hours} h: ${lastReason}`,
       attempts: Math.max(1, message.attempts ?? 0),
       runId: run.runId,
       page: message.page,
-      scope: pageScope(run),
+      scope: pageScope(run, undefined, window),
       now: deps.clock.now(),
     });
     deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });

@@ -7,6 +7,7 @@ import type { RetryDeps } from '../retry/outcome.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
+import type { PartitionStore } from '../store/partitions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
@@ -29,7 +30,10 @@ export type StepPoint = (typeof STEP_POINTS)[number];
 /** Test-only hooks; production passes none. */
 export interface EngineHooks {
   /** Called at each step point; may throw {@link SimulatedCrashError} or wait (a zombie pause). */
-  at?(point: StepPoint, context: { runId: string; epoch: number; page: number }): Promise<void> | void;
+  at?(
+    point: StepPoint,
+    context: { runId: string; epoch: number; page: number; partition?: number },
+  ): Promise<void> | void;
 }
 
 /** Thrown by a hook to simulate the worker dying at that point: the runtime treats the message as lost in flight. */
@@ -40,6 +44,8 @@ export class SimulatedCrashError extends Error {
 /** Everything the engine talks to: the ports of STYLE.md, passed in, never module statics. */
 export interface EngineDeps {
   readonly runs: SyncRunStore;
+  /** The partitions of partitioned runs (stored on the run's own item). */
+  readonly partitions: PartitionStore;
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;
@@ -73,6 +79,10 @@ export interface EngineDeps {
     readonly maxInlineBudgetWaitMs?: number;
     /** How far before the watermark an incremental run asks from (`WATERMARK_LOOKBACK_SECONDS`). */
     readonly watermarkLookbackMs: number;
+    /** Default bound on a run's partitions (`MAX_PARTITIONS_PER_RUN`); 1: never split. */
+    readonly maxPartitions: number;
+    /** Fewest entities worth a partition (`MIN_ENTITIES_PER_PARTITION`). */
+    readonly minEntitiesPerPartition: number;
   };
   readonly hooks?: EngineHooks;
 }

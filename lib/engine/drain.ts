@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
 import { isActive, type SyncRun } from '../run/model.js';
+import { readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { sendPage } from './handoff.js';
-import { pageScope } from './page-scope.js';
+import { chainPosition, sendPage } from './handoff.js';
+import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 import { listRetrySlice } from './retry-work.js';
 
@@ -65,7 +66,17 @@ export async function drainDeadMessage(
     return { outcome: 'malformed', entryId };
   }
   const run = await deps.runs.get(message.runId);
-  if (!run || !isActive(run.state) || run.epoch !== message.epoch || run.nextPage !== message.page) {
+  const chain = run ? chainPosition(run, message.partition) : undefined;
+  const partition =
+    message.partition === undefined ? undefined : run?.partitions?.[String(message.partition)];
+  if (
+    !run ||
+    !chain ||
+    !isActive(run.state) ||
+    run.epoch !== message.epoch ||
+    chain.nextPage !== message.page ||
+    (partition !== undefined && partition.state !== 'running')
+  ) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
     deps.logger.info('stale message drained', {
       runId: message.runId,
@@ -82,14 +93,14 @@ export async function drainDeadMessage(
   const entryId = await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: message.cursor ?? '',
+    ref: pageRef(message.cursor, partition ? readWindow(partition) : undefined),
     errorClass: 'permanent',
     reason,
     attempts: receiveCount,
     runId: run.runId,
     page: message.page,
     payload: body,
-    scope: pageScope(run),
+    scope: pageScope(run, undefined, partition ? readWindow(partition) : undefined),
     now,
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
@@ -100,6 +111,8 @@ export async function drainDeadMessage(
   const connector = connectorName ? deps.connectors.get(connectorName) : undefined;
   const config = connector?.configSchema.safeParse(rawConfig);
   if (
+    // Partitions read keyed streams, whose next cursor always needs the response.
+    message.partition === undefined &&
     connector?.nextCursorWithoutResponse &&
     config?.success &&
     connector.manifestFor(config.data).cursorComputableWithoutResponse
@@ -127,7 +140,10 @@ export async function drainDeadMessage(
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'failed',
-    failure: { reason: 'poison_page', message: `page ${message.page}: ${reason}` },
+    failure: {
+      reason: 'poison_page',
+      message: `${message.partition === undefined ? '' : `partition ${message.partition}, `}page ${message.page}: ${reason}`,
+    },
   });
   return { outcome: 'failed_run', entryId };
 }

@@ -1,6 +1,7 @@
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
+import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 
 /*
@@ -14,21 +15,40 @@ import type { EngineDeps } from './deps.js';
 /** Sends a page message now and confirms its handoff on the run. */
 export async function sendPage(deps: EngineDeps, message: PageMessage): Promise<void> {
   await deps.queue.send(message);
-  await deps.runs.confirmSent(message.runId, message.epoch, message.page, deps.clock.now());
+  await chainOf(deps, message.partition).confirmSent(
+    message.runId,
+    message.epoch,
+    message.page,
+    deps.clock.now(),
+  );
 }
 
-/** The run's expected page at its current epoch, continuing from its checkpoint. */
-export function expectedPage(run: SyncRun): PageMessage {
+/** The fields of a page chain (the run's own, or one partition's) its expected page follows from. */
+type ChainPosition = Pick<SyncRun, 'nextPage' | 'checkpoint' | 'deferredUntil' | 'handoff'>;
+
+/** The position of `partition`'s chain (undefined: the run's own), or undefined when it has none. */
+export function chainPosition(run: SyncRun, partition: number | undefined): ChainPosition | undefined {
+  if (partition === undefined) return run;
+  return run.partitions?.[String(partition)];
+}
+
+/**
+ * The expected page of the run's chain (or of one partition's) at the run's current epoch,
+ * continuing from that chain's checkpoint.
+ */
+export function expectedPage(run: SyncRun, partition?: number): PageMessage {
+  const chain = chainPosition(run, partition) ?? run;
   return {
     v: 1,
     runId: run.runId,
     sourceId: run.sourceId,
     epoch: run.epoch,
-    page: run.nextPage,
+    page: chain.nextPage,
     // Page 1 has no cursor; a later page continues where the last commit left off (null: the
     // stream ended and only the finish is missing, which the step completes).
-    cursor: run.nextPage > 1 ? (run.checkpoint?.cursor ?? null) : null,
-    ...(run.deferredUntil !== null ? { deferred: true } : {}),
+    cursor: chain.nextPage > 1 ? (chain.checkpoint?.cursor ?? null) : null,
+    ...(chain.deferredUntil !== null ? { deferred: true } : {}),
+    ...(partition !== undefined ? { partition } : {}),
   };
 }
 
@@ -40,14 +60,16 @@ export async function resendExpectedPage(
   deps: EngineDeps,
   run: SyncRun,
   reason: 'send_unconfirmed' | 'wait_exceeded' | 'duplicate_noticed',
+  partition?: number,
 ): Promise<PageMessage | undefined> {
-  const message = expectedPage(run);
-  if (!run.handoff) return undefined;
-  const renewed = await deps.runs.renewHandoff(
+  const chain = chainPosition(run, partition);
+  if (!chain?.handoff) return undefined;
+  const message = expectedPage(run, partition);
+  const renewed = await chainOf(deps, partition).renewHandoff(
     run.runId,
     run.epoch,
-    run.nextPage,
-    run.handoff.at,
+    chain.nextPage,
+    chain.handoff.at,
     deps.clock.now(),
   );
   // Another reaper or delivery re-sent it first, or a worker took the page meanwhile.
@@ -59,6 +81,7 @@ export async function resendExpectedPage(
     sourceId: run.sourceId,
     epoch: run.epoch,
     page: message.page,
+    ...(partition !== undefined ? { partition } : {}),
     reason,
   });
   return message;

@@ -1,4 +1,5 @@
 import { RunCancelledError, RunFencedError, RunFinishedError, RunNotFoundError } from '../store/errors.js';
+import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 
 /** A running heartbeat; {@link Heartbeat.signal} aborts when the run is lost to this worker. */
@@ -18,7 +19,14 @@ export interface Heartbeat {
  * A beat that fails for another reason (a throttled write) is logged and retried next tick: one
  * missed beat is not death, three are.
  */
-export function startHeartbeat(deps: EngineDeps, runId: string, epoch: number): Heartbeat {
+export function startHeartbeat(
+  deps: EngineDeps,
+  runId: string,
+  epoch: number,
+  /** A partition's worker beats on its partition; undefined: on the run. */
+  partition?: number,
+): Heartbeat {
+  const chain = chainOf(deps, partition);
   const controller = new AbortController();
   let reason: Error | undefined;
   let inFlight = false;
@@ -26,7 +34,7 @@ export function startHeartbeat(deps: EngineDeps, runId: string, epoch: number): 
     if (inFlight || controller.signal.aborted) return;
     inFlight = true;
     try {
-      await deps.runs.heartbeat(runId, epoch, deps.clock.now());
+      await chain.heartbeat(runId, epoch, deps.clock.now());
     } catch (error) {
       if (
         error instanceof RunFencedError ||

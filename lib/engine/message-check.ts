@@ -12,6 +12,8 @@ export const DROP_REASONS = [
   'future_epoch',
   'duplicate_page',
   'page_out_of_order',
+  /** A partition the run does not have (its plan was replaced by a restart from scratch). */
+  'partition_unknown',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
@@ -27,6 +29,14 @@ export function dropReason(run: SyncRun | undefined, message: PageMessage): Drop
     return `run_${run.state}`;
   if (message.epoch < run.epoch) return 'stale_epoch';
   if (message.epoch > run.epoch) return 'future_epoch';
+  if (message.partition !== undefined) {
+    // A partition's page is judged against its own chain.
+    const partition = run.partitions?.[String(message.partition)];
+    if (!partition) return run.nextPage > 1 ? 'partition_unknown' : 'page_out_of_order';
+    if (partition.state !== 'running' || message.page < partition.nextPage) return 'duplicate_page';
+    if (message.page > partition.nextPage) return 'page_out_of_order';
+    return undefined;
+  }
   if (message.page < run.nextPage) return 'duplicate_page';
   if (message.page > run.nextPage) return 'page_out_of_order';
   return undefined;

@@ -5,13 +5,15 @@ import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
 import { lastProgressAt } from '../run/silence.js';
 import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../store/errors.js';
+import { chainOf } from './chain.js';
 import { failUnavailable } from './deferral.js';
 import { type EngineDeps, SimulatedCrashError } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { resendExpectedPage } from './handoff.js';
+import { chainPosition, resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
+import { planPartitions, wantsPartitions } from './planning.js';
 import { tombstonePage } from './reconcile.js';
 import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
@@ -30,6 +32,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     sourceId: message.sourceId,
     epoch: message.epoch,
     page: message.page,
+    ...(message.partition !== undefined ? { partition: message.partition } : {}),
   });
   let run = await deps.runs.get(message.runId);
   const drop = dropReason(run, message);
@@ -37,7 +40,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     if (drop === 'duplicate_page' && run && successorLost(deps, run, message)) {
       // This page's commit won, but its successor's send was never confirmed: the worker died
       // or SQS failed right after the commit. Send it again at the same epoch (DESIGN §4.10).
-      await resendExpectedPage(deps, run, 'duplicate_noticed');
+      await resendExpectedPage(deps, run, 'duplicate_noticed', message.partition);
     }
     deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: drop ?? 'run_not_found' });
     log.info('message dropped', { reason: drop });
@@ -45,9 +48,9 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   }
   let claimed = false;
   try {
-    if (!(run.state === 'queued' && (await startOnce(deps, run)))) {
+    if (!(run.state === 'queued' && message.partition === undefined && (await startOnce(deps, run)))) {
       // The first heartbeat of the step, before any work: silence from here on means this worker died.
-      await deps.runs.claim(run.runId, run.epoch, message.page, deps.clock.now());
+      await chainOf(deps, message.partition).claim(run.runId, run.epoch, message.page, deps.clock.now());
     }
     claimed = true;
     if (run.state === 'queued') run = await deps.runs.require(run.runId);
@@ -72,13 +75,15 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
 
 /** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
 function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
-  const handoff = run.handoff;
+  const chain = chainPosition(run, message.partition);
+  const handoff = chain?.handoff ?? null;
   return (
+    chain !== undefined &&
     run.state === 'running' &&
     message.epoch === run.epoch &&
-    message.page === run.nextPage - 1 &&
+    message.page === chain.nextPage - 1 &&
     handoff !== null &&
-    handoff.page === run.nextPage &&
+    handoff.page === chain.nextPage &&
     handoff.sentAt === null &&
     deps.clock.now() - handoff.at > RELIABILITY.sendGraceMs
   );
@@ -91,7 +96,12 @@ function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): bo
  */
 async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLogger): Promise<void> {
   try {
-    await deps.runs.handBack(message.runId, message.epoch, message.page, deps.clock.now());
+    await chainOf(deps, message.partition).handBack(
+      message.runId,
+      message.epoch,
+      message.page,
+      deps.clock.now(),
+    );
   } catch (error) {
     log.warn('could not mark the failed page as handed back to the queue', { error: String(error) });
   }
@@ -120,6 +130,11 @@ async function continuationChecks(
   if (message.deferred && now - lastProgressAt(run) > RELIABILITY.progressBudgetMs) {
     log.warn('deferred page woke past the progress budget; the source stayed unavailable');
     return failUnavailable(deps, run, message, 'the page was deferred past the progress budget');
+  }
+  if (message.partition !== undefined) {
+    // The page budget counts every partition's pages: it bounds the run, not one chain.
+    if (run.progress.pages + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
+    return undefined;
   }
   if (message.page > 1 && message.cursor === null) {
     // Resumed after the last page was committed but before the run was ended: finish it now.
@@ -150,18 +165,24 @@ async function processOwnedPage(
     });
     return { outcome: 'failed', reason: 'invalid_config' };
   }
-  const heartbeat = startHeartbeat(deps, run.runId, run.epoch);
+  const heartbeat = startHeartbeat(deps, run.runId, run.epoch, message.partition);
   const context: StepContext = {
     deps,
     run,
     params: run.params as unknown as RunParams,
     message,
+    partition: message.partition === undefined ? undefined : run.partitions?.[String(message.partition)],
     connector,
     config: parsed.data,
     heartbeat,
     log,
     async checkpointHook(point) {
-      await deps.hooks?.at?.(point, { runId: run.runId, epoch: run.epoch, page: message.page });
+      await deps.hooks?.at?.(point, {
+        runId: run.runId,
+        epoch: run.epoch,
+        page: message.page,
+        ...(message.partition !== undefined ? { partition: message.partition } : {}),
+      });
       this.ensureOwned();
     },
     ensureOwned() {
@@ -173,6 +194,7 @@ async function processOwnedPage(
     await context.checkpointHook('beforeFetch');
     if (run.mode === 'dlq_retry') return await retryFailedPage(context);
     if (isTombstoneSlice(message.cursor)) return await tombstonePage(context);
+    if (wantsPartitions(context)) return await planPartitions(context);
     return await fetchAndLoad(context);
   } finally {
     heartbeat.stop();

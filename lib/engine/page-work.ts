@@ -1,14 +1,16 @@
 import { RELIABILITY } from '../config/constants.js';
-import type { Entity, FetchedPage } from '../connectors/contract.js';
+import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
+import { notReadYet, readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
-import { pageScope } from './page-scope.js';
+import { pageRef, pageScope } from './page-scope.js';
+import { commitPartitionPage } from './partition-work.js';
 import { RateBudgetWaitError } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
@@ -91,21 +93,23 @@ export async function retryOwned<T>(
 export async function fetchWithRetry(
   context: StepContext,
   cursor: string | null,
-  scope?: { since: string | null; config: unknown },
+  scope?: { since: string | null; config: unknown; window?: TimeWindow },
 ): Promise<RetryOutcome<FetchedPage>> {
   const { connector, config, params } = context;
   return retryOwned(context, () =>
     connector.fetchPage(
       scope?.config ?? config,
       cursor,
-      connectorContext(context, scope ? scope.since : effectiveSince(connector, params)),
+      scope
+        ? connectorContext(context, scope.since, scope.window)
+        : connectorContext(context, effectiveSince(connector, params)),
     ),
   );
 }
 
 /** Normal modes (full, incremental, reconciliation): fetch the page, load it, commit, continue. */
 export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
-  const { run, message } = context;
+  const { run, message, partition } = context;
   const outcome = await fetchWithRetry(context, message.cursor);
   context.ensureOwned();
   if (outcome.kind === 'defer') return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts);
@@ -113,7 +117,10 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     return pageDeadLettered(context, outcome.reason, outcome.errorClass, outcome.attempts);
 
   const page = outcome.value;
-  const { entities, failures } = await normalizeAll(context, page.items);
+  const normalized = await normalizeAll(context, page.items);
+  const failures = normalized.failures;
+  // A partition's tail pass lists again the entities it read at its latest version: not twice.
+  const entities = partition ? notReadYet(partition, normalized.entities) : normalized.entities;
   const loaded = await loadEntities(context, entities);
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).
@@ -121,7 +128,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     page.watermark !== undefined
       ? page.watermark
       : pageWatermark(
-          run.checkpoint?.watermark ?? startingWatermark(context.params),
+          (partition ?? run).checkpoint?.watermark ?? startingWatermark(context.params),
           entities.map((e) => e.version),
           page.watermarkCeiling,
         );
@@ -130,7 +137,10 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     watermark,
     processed: loaded.loaded,
     errors: failures + loaded.failed,
-    total: estimatedTotal(run, page),
+    // A partition's page tells about its window only; the run's total came with its plan.
+    total: partition ? null : estimatedTotal(run, page),
+    ceiling: page.watermarkCeiling ?? null,
+    read: entities,
   });
 }
 
@@ -229,16 +239,17 @@ async function pageDeadLettered(
   attempts: number,
 ): Promise<StepResult> {
   const { deps, run, message, connector, config } = context;
+  const window = context.partition ? readWindow(context.partition) : undefined;
   await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: message.cursor ?? '',
+    ref: pageRef(message.cursor, window),
     errorClass,
     reason,
     attempts,
     runId: run.runId,
     page: message.page,
-    scope: pageScope(run, effectiveSince(connector, context.params)),
+    scope: pageScope(run, effectiveSince(connector, context.params), window),
     now: deps.clock.now(),
   });
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
@@ -247,7 +258,7 @@ async function pageDeadLettered(
     context.log.warn('page dead-lettered; continuing with the computed next cursor', { reason });
     return commitAndContinue(context, {
       cursor: connector.nextCursorWithoutResponse(config, message.cursor),
-      watermark: run.checkpoint?.watermark ?? startingWatermark(context.params),
+      watermark: (context.partition ?? run).checkpoint?.watermark ?? startingWatermark(context.params),
       processed: 0,
       errors: 1,
       total: null,
@@ -257,7 +268,10 @@ async function pageDeadLettered(
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'failed',
-    failure: { reason: 'page_failed', message: `page ${message.page} could not be fetched: ${reason}` },
+    failure: {
+      reason: 'page_failed',
+      message: `${message.partition !== undefined ? `page ${message.page} of partition ${message.partition}` : `page ${message.page}`} could not be fetched: ${reason}`,
+    },
   });
   return { outcome: 'failed', reason: 'page_failed' };
 }
@@ -273,11 +287,16 @@ export async function commitAndContinue(
     total: number | null;
     /** Items the page tombstoned (reconciliation's tombstone pass). */
     tombstoned?: number;
+    /** The page's watermark ceiling (a tie group read by position); kept per partition. */
+    ceiling?: string | null;
+    /** The entities the page read (a partition keeps its latest version and the ids at it). */
+    read?: readonly { id: string; version: string }[];
   },
   /** Work that only the delivery whose commit won may do (retry-failed runs resolve their entries here). */
   onCommitted?: () => Promise<void>,
 ): Promise<StepResult> {
   const { deps, run, message } = context;
+  if (context.partition) return commitPartitionPage(context, context.partition, page);
   try {
     await deps.runs.commitPage({
       runId: run.runId,

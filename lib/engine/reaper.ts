@@ -1,15 +1,15 @@
 import { RELIABILITY } from '../config/constants.js';
-import { hasStablePosition } from '../connectors/contract.js';
 import { METRIC } from '../observability/metrics.js';
-import { runParamsHash } from '../run/hash.js';
-import { isActive, type SyncRun } from '../run/model.js';
+import { isActive } from '../run/model.js';
+import { isPartitioned } from '../run/partitions.js';
 import { decideResume } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt } from '../run/silence.js';
 import { StoreError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
-import { endRun, publishOutcome } from './finish.js';
+import { publishOutcome } from './finish.js';
 import { resendExpectedPage } from './handoff.js';
-import { pageScope } from './page-scope.js';
+import { reapPartitioned } from './partition-reaper.js';
+import { adoptedParams, failCrashLoop, sourceNow } from './reaper-shared.js';
 import { rearm } from './restart.js';
 
 /** What one reaper pass did, run by run. */
@@ -20,7 +20,7 @@ export interface ReapReport {
   readonly waiting: { readonly runId: string; readonly since: number }[];
 }
 
-type ReapOutcome =
+export type ReapOutcome =
   | { readonly kind: 'acted'; readonly verdict: string; readonly action: string }
   | { readonly kind: 'waiting'; readonly since: number };
 
@@ -81,6 +81,7 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
     const published = await publishOutcome(deps, run);
     return published ? { kind: 'acted', verdict: 'outbox', action: 'publish' } : undefined;
   }
+  if (isPartitioned(run)) return reapPartitioned(deps, run, now);
   const silence = judgeSilence(run, now);
   if (silence.kind === 'alive' || silence.kind === 'deferred') return undefined;
   if (silence.kind === 'waiting') {
@@ -101,29 +102,12 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
     const resent = await resendExpectedPage(deps, run, silence.reason);
     return resent ? { kind: 'acted', verdict: silence.reason, action: 'resend' } : undefined;
   }
-  const source = await deps.sources.get(run.sourceId);
-  if (!source) {
-    await endRun(deps, run, {
-      epoch: run.epoch,
-      state: 'failed',
-      failure: { reason: 'source_missing', message: `source ${run.sourceId} no longer exists` },
-    });
-    return { kind: 'acted', verdict: 'source_missing', action: 'fail' };
-  }
-  const connector = deps.connectors.get(source.connector);
-  const config = connector.configSchema.safeParse(source.config);
-  const currentParamsHash = config.success
-    ? runParamsHash({
-        mode: run.mode,
-        connector: source.connector,
-        config: config.data as Record<string, unknown>,
-        scope: run.params.scope,
-      })
-    : 'invalid-config';
+  const current = await sourceNow(deps, run);
+  if (!current) return { kind: 'acted', verdict: 'source_missing', action: 'fail' };
   const decision = decideResume({
     run,
-    orderedByModifiedTime: config.success ? hasStablePosition(connector.manifestFor(config.data)) : false,
-    currentParamsHash,
+    orderedByModifiedTime: current.stable,
+    currentParamsHash: current.currentParamsHash,
     now,
   });
   deps.logger.warn('silent run found', {
@@ -136,55 +120,14 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
     await failCrashLoop(deps, run);
     return { kind: 'acted', verdict: decision.verdict, action: 'fail' };
   }
+  // A run restarted because its source was reconfigured adopts the new configuration.
+  const params = decision.verdict === 'params_changed' ? adoptedParams(run, current) : undefined;
   await rearm(deps, run, {
     verdict: decision.verdict,
     from: decision.action === 'resume' ? 'checkpoint' : 'scratch',
     countRestart: true,
-    // A run restarted because its source was reconfigured adopts the new configuration.
-    ...(decision.verdict === 'params_changed' && config.success
-      ? {
-          params: {
-            params: {
-              ...run.params,
-              connector: source.connector,
-              config: config.data as Record<string, unknown>,
-              configHash: source.configHash,
-            },
-            paramsHash: currentParamsHash,
-          },
-        }
-      : {}),
+    ...(params ? { params } : {}),
   });
   deps.metrics.count(METRIC.runsResumed, 1, { name: 'Verdict', value: decision.verdict });
   return { kind: 'acted', verdict: decision.verdict, action: decision.action };
-}
-
-/** Ends a crash loop: the page that keeps killing workers goes to dead_letters, the run fails with `restart_limit`. */
-async function failCrashLoop(deps: EngineDeps, run: SyncRun): Promise<void> {
-  const now = deps.clock.now();
-  const cursor = run.nextPage > 1 ? (run.checkpoint?.cursor ?? '') : '';
-  // A retry-failed run's cursor walks dead_letters, not the source: filing it as a source page
-  // would make the next retry fetch a listing cursor from the source. Its entries stay open.
-  if (run.mode !== 'dlq_retry')
-    await deps.deadLetters.record({
-      sourceId: run.sourceId,
-      kind: 'page',
-      ref: cursor,
-      errorClass: 'permanent',
-      reason: `page ${run.nextPage} stopped the worker ${run.restarts + 1} times (crash loop)`,
-      attempts: run.restarts + 1,
-      runId: run.runId,
-      page: run.nextPage,
-      scope: pageScope(run),
-      now,
-    });
-  await endRun(deps, run, {
-    epoch: run.epoch,
-    state: 'failed',
-    failure: {
-      reason: 'restart_limit',
-      message: `the run was restarted ${run.restarts} times and its worker went silent again on page ${run.nextPage}`,
-    },
-    resume: { reason: 'restart_limit', from: 'none', at: now },
-  });
 }

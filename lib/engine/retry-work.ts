@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
-import type { Entity } from '../connectors/contract.js';
+import type { Entity, TimeWindow } from '../connectors/contract.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
@@ -8,6 +8,7 @@ import type { Page } from '../store/paging.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import type { EngineDeps } from './deps.js';
+import { cursorOfRef } from './page-scope.js';
 import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
 import type { RunParams } from './start-run.js';
 import type { StepContext, StepResult } from './step.js';
@@ -131,13 +132,21 @@ function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): En
  * listing. Entries recorded before scopes existed, or under another connector, use the retry
  * run's own config and no `since`.
  */
-function originalScope(context: StepContext, entry: DeadLetter): { since: string | null; config: unknown } {
+function originalScope(
+  context: StepContext,
+  entry: DeadLetter,
+): { since: string | null; config: unknown; window?: TimeWindow } {
   const scope = entry.scope;
   if (!scope) return { since: null, config: context.config };
   const sameConnector = scope.connector === undefined || scope.connector === context.params.connector;
   const parsed =
     sameConnector && scope.config ? context.connector.configSchema.safeParse(scope.config) : undefined;
-  return { since: scope.since, config: parsed?.success ? parsed.data : context.config };
+  return {
+    since: scope.since,
+    config: parsed?.success ? parsed.data : context.config,
+    // A partition's page is fetched within the window its partition read.
+    ...(scope.window ? { window: scope.window } : {}),
+  };
 }
 
 async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
@@ -163,11 +172,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
 }
 
 async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const outcome = await fetchWithRetry(
-    context,
-    entry.ref === '' ? null : entry.ref,
-    originalScope(context, entry),
-  );
+  const outcome = await fetchWithRetry(context, cursorOfRef(entry.ref), originalScope(context, entry));
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];

@@ -14,6 +14,11 @@ export interface StartRunInput {
   readonly scope?: unknown;
   /** Who starts it (shown on the run, not part of the params hash). Default `api`. */
   readonly trigger?: RunTrigger;
+  /**
+   * Most partitions the run may be split into (default: the stack's `MAX_PARTITIONS_PER_RUN`);
+   * 1: read as one stream. Only runs whose connector can plan windows are ever split.
+   */
+  readonly partitions?: number;
 }
 
 /** The parameters a run records at its start, which stay fixed for its whole life. */
@@ -36,6 +41,8 @@ export interface RunParams extends Record<string, unknown> {
   readonly config?: Record<string, unknown>;
   /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
   readonly deadLettersBefore?: number;
+  /** Most partitions the run may be split into, when the start asked for a bound. */
+  readonly partitions?: number;
 }
 
 /**
@@ -65,6 +72,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     connector: source.connector,
     config,
     ...(input.mode === 'dlq_retry' ? { deadLettersBefore: now } : {}),
+    ...(input.partitions !== undefined ? { partitions: input.partitions } : {}),
   };
   const run = await deps.lifecycle.createHoldingLock({
     runId: ulid(now),

@@ -1,7 +1,7 @@
 import type { Connector } from '../connectors/contract.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 import type { PageMessage } from '../queue/page-message.js';
-import type { SyncRun } from '../run/model.js';
+import type { Partition, SyncRun } from '../run/model.js';
 import {
   RunCancelledError,
   RunFencedError,
@@ -21,7 +21,11 @@ import type { RunParams } from './start-run.js';
 /** What became of one page message. */
 export type StepResult =
   | { readonly outcome: 'dropped'; readonly reason: string }
-  | { readonly outcome: 'committed'; readonly next: 'enqueued' | 'finished' }
+  | {
+      readonly outcome: 'committed';
+      /** `partition_done`: the partition read its window to the end; other partitions still run. */
+      readonly next: 'enqueued' | 'finished' | 'partition_done';
+    }
   | { readonly outcome: 'deferred'; readonly until: number }
   | { readonly outcome: 'stopped'; readonly reason: string }
   | { readonly outcome: 'failed'; readonly reason: string }
@@ -33,6 +37,8 @@ export interface StepContext {
   readonly run: SyncRun;
   readonly params: RunParams;
   readonly message: PageMessage;
+  /** The partition the message belongs to, as read at the step's start; undefined: the run's own chain. */
+  readonly partition: Partition | undefined;
   readonly connector: Connector<unknown>;
   readonly config: unknown;
   readonly heartbeat: Heartbeat;

@@ -6,6 +6,8 @@ export interface WorkKeys {
   readonly sourceId?: string;
   readonly epoch?: number;
   readonly page?: number;
+  /** The partition of a partitioned run the page belongs to. */
+  readonly partition?: number;
 }
 
 /** The structured JSON logger (Powertools). Never log secrets, tokens or full URLs with query strings. */

@@ -21,6 +21,11 @@ export const PageMessageSchema = z.strictObject({
    */
   attempts: z.number().int().nonnegative().max(1_000).optional(),
   /**
+   * The partition of a partitioned run this page belongs to: `page` then numbers the pages of
+   * that partition's own chain. Absent: the run's one chain (or its planning step, page 1).
+   */
+  partition: z.number().int().nonnegative().max(63).optional(),
+  /**
    * The rate-budget slot the page was deferred to (epoch ms: good from `at` until its window ends
    * at `until`): its first request spends that reservation instead of queueing again.
    */

@@ -117,6 +117,52 @@ export interface SyncRun {
   readonly startedAt: number | null;
   readonly finishedAt: number | null;
   readonly updatedAt: number;
+  /**
+   * A partitioned run's partitions, by index (see `lib/run/partitions.ts`): each reads one window
+   * of modification time with its own page chain, checkpoint, handoff and heartbeat. Absent on a
+   * run read as one stream; the run-level fields then hold the one chain, as always.
+   */
+  readonly partitions?: Readonly<Record<string, Partition>>;
+  /** Partitions not done yet; the commit that takes it to 0 ends the run. Absent when not partitioned. */
+  readonly openPartitions?: number;
+}
+
+/**
+ * `running`: its chain has a page due or in work. `idle`: the open last window read to the end of
+ * the stream while other windows were still being read; it reads once more from where it stopped
+ * (a tail pass) when they are all done, so entities edited during the run are read by it. `done`.
+ */
+export const PARTITION_STATES = ['running', 'idle', 'done'] as const;
+export type PartitionState = (typeof PARTITION_STATES)[number];
+
+/**
+ * One partition of a partitioned run: a keyset stream over one window `[from, until)` of
+ * modification time. Its fields mean what the run-level ones mean for an unpartitioned run, for
+ * its own chain; the run's progress and error count are the sums over its partitions.
+ */
+export interface Partition {
+  readonly index: number;
+  readonly window: { readonly from: string | null; readonly until: string | null };
+  readonly state: PartitionState;
+  /** Sequence number of the partition's page expected next (its chain starts at 1). */
+  readonly nextPage: number;
+  readonly checkpoint: Checkpoint | null;
+  readonly handoff: Handoff | null;
+  readonly heartbeatAt: number;
+  readonly deferredUntil: number | null;
+  readonly processed: number;
+  readonly pages: number;
+  readonly errorCount: number;
+  /**
+   * The lowest watermark ceiling a page of this partition reported (a tie group read by
+   * position): the run's watermark must not pass it. Null: none.
+   */
+  readonly ceiling: string | null;
+  /** The latest version this partition read, and the ids read at it (a tail pass skips them). */
+  readonly latest: string | null;
+  readonly latestIds: readonly string[];
+  /** The open window's tail pass reads from here (its latest version when the pass began); null: none. */
+  readonly tailFrom: string | null;
 }
 
 export function isTerminal(state: RunState): boolean {

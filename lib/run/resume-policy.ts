@@ -53,3 +53,35 @@ export function decideResume(input: ResumeInput): ResumeDecision {
   if (!input.orderedByModifiedTime) return { action: 'restart', verdict: 'stream_unordered' };
   return { action: 'resume', verdict: 'resumed' };
 }
+
+/** Everything the decision for a partitioned run depends on; no I/O. */
+export interface PartitionedResumeInput {
+  readonly run: Pick<SyncRun, 'restarts' | 'paramsHash'>;
+  readonly currentParamsHash: string;
+  /** When the run last made progress: its latest partition commit, its plan or its last re-arm. */
+  readonly lastProgressAt: number;
+  readonly now: number;
+  readonly maxRestarts?: number;
+  readonly freshnessMs?: number;
+}
+
+/**
+ * Decides how a partitioned run continues after one of its partitions' workers went silent. The
+ * rules of {@link decideResume}, minus the ones its position makes moot: a partitioned run was
+ * planned only over a stream ordered by modification time with a keyset position, and its plan
+ * and every partition's checkpoint are positions in that stream — everything before each
+ * partition's position in its window is stored — so full and first incremental runs alike resume
+ * every unfinished partition where it stood, even one that committed nothing yet (its position is
+ * its window's start). Crash loops still fail (`restart_limit`); a reconfigured source
+ * (`params_changed`) or a position older than the freshness budget (`checkpoint_stale`) restarts
+ * the run from scratch, which plans it again.
+ */
+export function decidePartitionedResume(input: PartitionedResumeInput): ResumeDecision {
+  if (input.run.restarts >= (input.maxRestarts ?? RELIABILITY.maxRestartsPerRun))
+    return { action: 'fail', verdict: 'restart_limit' };
+  if (input.run.paramsHash !== input.currentParamsHash)
+    return { action: 'restart', verdict: 'params_changed' };
+  if (input.now - input.lastProgressAt > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs))
+    return { action: 'restart', verdict: 'checkpoint_stale' };
+  return { action: 'resume', verdict: 'resumed' };
+}

@@ -63,9 +63,12 @@ export function judgeSilence(
  * progress budget (DESIGN §5) counts from here — page 1 included, which has no checkpoint.
  */
 export function lastProgressAt(
-  run: Pick<SyncRun, 'checkpoint' | 'startedAt' | 'createdAt' | 'resume' | 'nextPage'>,
+  run: Pick<SyncRun, 'checkpoint' | 'startedAt' | 'createdAt' | 'resume' | 'nextPage' | 'partitions'>,
 ): number {
   // A checkpoint left from before a restart from scratch (nextPage back to 1) is not progress of this pass.
   const committed = run.checkpoint && run.nextPage > 1 ? run.checkpoint.at : 0;
-  return Math.max(committed, run.startedAt ?? run.createdAt, run.resume.at);
+  // A partitioned run progresses whenever any of its partitions commits a page.
+  const partitions = Object.values(run.partitions ?? {});
+  const partitionCommitted = partitions.reduce((latest, p) => Math.max(latest, p.checkpoint?.at ?? 0), 0);
+  return Math.max(committed, partitionCommitted, run.startedAt ?? run.createdAt, run.resume.at);
 }

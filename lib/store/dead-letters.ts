@@ -24,6 +24,8 @@ export interface PageScope {
   readonly since: string | null;
   readonly connector?: string;
   readonly config?: Record<string, unknown>;
+  /** A partition's page: the window of modification time its partition read. */
+  readonly window?: { readonly from: string | null; readonly until: string | null };
 }
 
 /** One durable triage entry (DESIGN §3). */

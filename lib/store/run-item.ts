@@ -1,6 +1,7 @@
 import type {
   Checkpoint,
   Handoff,
+  Partition,
   ResumeRecord,
   RunFailure,
   RunMode,
@@ -42,5 +43,33 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     startedAt: (item.startedAt ?? null) as number | null,
     finishedAt: (item.finishedAt ?? null) as number | null,
     updatedAt: item.updatedAt as number,
+    ...(item.partitions ? { partitions: toPartitions(item.partitions as Record<string, unknown>) } : {}),
+    ...(typeof item.openPartitions === 'number' ? { openPartitions: item.openPartitions } : {}),
   };
+}
+
+/** A stored partitions map, its absent attributes filled with their defaults. */
+function toPartitions(stored: Record<string, unknown>): Record<string, Partition> {
+  const partitions: Record<string, Partition> = {};
+  for (const [key, value] of Object.entries(stored)) {
+    const p = value as Record<string, unknown>;
+    partitions[key] = {
+      index: Number(key),
+      window: p.window as Partition['window'],
+      state: (p.state ?? 'running') as Partition['state'],
+      nextPage: p.nextPage as number,
+      checkpoint: (p.checkpoint ?? null) as Checkpoint | null,
+      handoff: (p.handoff ?? null) as Handoff | null,
+      heartbeatAt: p.heartbeatAt as number,
+      deferredUntil: (p.deferredUntil ?? null) as number | null,
+      processed: (p.processed ?? 0) as number,
+      pages: (p.pages ?? 0) as number,
+      errorCount: (p.errorCount ?? 0) as number,
+      ceiling: (p.ceiling ?? null) as string | null,
+      latest: (p.latest ?? null) as string | null,
+      latestIds: (p.latestIds ?? []) as string[],
+      tailFrom: (p.tailFrom ?? null) as string | null,
+    };
+  }
+  return partitions;
 }

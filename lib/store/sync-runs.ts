@@ -400,12 +400,13 @@ export class SyncRunStore {
       {
         UpdateExpression:
           `SET epoch = epoch + :one, #state = :running, #resume = :resume, heartbeatAt = :now, updatedAt = :now, startedAt = if_not_exists(startedAt, :now), restarts = restarts + :restart, handoff = :handoff${resetParts}${paramsParts}` +
-          ' REMOVE deferredUntil',
+          // From scratch, a partitioned run plans again: its partitions go with its old pass.
+          ` REMOVE deferredUntil${f.reset ? ', #parts, openPartitions' : ''}`,
         ConditionExpression: 'attribute_exists(runId) AND #state IN (:queued, :running) AND epoch = :epoch',
         ExpressionAttributeNames: {
           '#state': 'state',
           '#resume': 'resume',
-          ...(f.reset ? { '#progress': 'progress' } : {}),
+          ...(f.reset ? { '#progress': 'progress', '#parts': 'partitions' } : {}),
         },
         ExpressionAttributeValues: {
           ':one': 1,

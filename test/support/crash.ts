@@ -7,6 +7,8 @@ export interface CrashPlan {
   readonly point: StepPoint;
   readonly page: number;
   readonly runId?: string;
+  /** Only on this partition's page (partitioned runs); any chain when omitted. */
+  readonly partition?: number;
   /** How many times to crash there (default once). */
   readonly times?: number;
 }
@@ -36,10 +38,11 @@ export class CrashHooks implements EngineHooks {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  at(point: StepPoint, context: { runId: string; page: number }): void {
+  at(point: StepPoint, context: { runId: string; page: number; partition?: number }): void {
     const plan = this.plan;
     if (!plan || this.remaining <= 0 || plan.point !== point || plan.page !== context.page) return;
     if (plan.runId && plan.runId !== context.runId) return;
+    if (plan.partition !== undefined && plan.partition !== context.partition) return;
     this.remaining -= 1;
     this.crashes += 1;
     for (const resolve of this.waiters.splice(0)) setTimeout(resolve, 50);

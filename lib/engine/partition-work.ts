@@ -1,0 +1,178 @@
+import { METRIC } from '../observability/metrics.js';
+import type { Partition, SyncRun } from '../run/model.js';
+import { advanceLatest, lowerCeiling, partitionedWatermark, partitionsOf } from '../run/partitions.js';
+import { DuplicatePageError, RunStateError } from '../store/errors.js';
+import type { PartitionCommit, PartitionEnding } from '../store/partitions.js';
+import type { EngineDeps } from './deps.js';
+import { finishSucceeded } from './finish.js';
+import { sendPage } from './handoff.js';
+import type { RunParams } from './start-run.js';
+import type { StepContext, StepResult } from './step.js';
+import { startingWatermark } from './watermark.js';
+
+/**
+ * Commits one complete page of a partition (the partition's checkpoint and the run's counters in
+ * one conditional write) and continues the partition's chain. A bounded window's last page marks
+ * it done. The open last window's end depends on the others: if none is open it is done (its
+ * stream read everything up to now, as a one-stream run's does); if one is, it goes idle and
+ * reads once more from where it stopped — a tail pass — when the others are done, so entities
+ * edited during the run, which move to the end of the stream, are read by this run. The commit
+ * that leaves no partition open ends the run.
+ */
+export async function commitPartitionPage(
+  context: StepContext,
+  partition: Partition,
+  page: {
+    cursor: string | null;
+    watermark: string | null;
+    processed: number;
+    errors: number;
+    ceiling?: string | null;
+    read?: readonly { id: string; version: string }[];
+  },
+): Promise<StepResult> {
+  const { deps, run, message } = context;
+  const commit: PartitionCommit = {
+    runId: run.runId,
+    epoch: run.epoch,
+    partition: partition.index,
+    page: message.page,
+    checkpoint: { cursor: page.cursor, watermark: page.watermark },
+    ceiling: lowerCeiling(partition.ceiling, page.ceiling),
+    ...advanceLatest(partition, page.read ?? []),
+    processed: page.processed,
+    errors: page.errors,
+    now: deps.clock.now(),
+  };
+  let after: SyncRun;
+  try {
+    after = await commitWithEnding(deps, commit, partition, run);
+  } catch (error) {
+    if (error instanceof DuplicatePageError) {
+      context.log.info('partition page already committed by another delivery; dropping');
+      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });
+      return { outcome: 'dropped', reason: 'duplicate_page' };
+    }
+    throw error;
+  }
+  deps.metrics.count(METRIC.pagesCommitted);
+  await context.checkpointHook('afterCommit');
+  if (page.cursor !== null) {
+    await sendPage(deps, {
+      v: 1,
+      runId: run.runId,
+      sourceId: run.sourceId,
+      epoch: run.epoch,
+      page: message.page + 1,
+      cursor: page.cursor,
+      partition: partition.index,
+    });
+    return { outcome: 'committed', next: 'enqueued' };
+  }
+  context.log.info('partition read its window to the end', {
+    state: after.partitions?.[String(partition.index)]?.state,
+    openPartitions: after.openPartitions,
+  });
+  return continueAfterPartition(deps, after, run.epoch);
+}
+
+/**
+ * The commit of a partition page, with the ending its window allows: the open window's last page
+ * is `last_open` while no other partition is open, `idle` while one is. The two are conditioned on
+ * the run's open count, so a window finishing at the same moment cannot leave the choice wrong;
+ * a refusal on the count means the other case holds now, and the commit is tried that way.
+ */
+async function commitWithEnding(
+  deps: EngineDeps,
+  commit: PartitionCommit,
+  partition: Partition,
+  run: SyncRun,
+): Promise<SyncRun> {
+  if (commit.checkpoint.cursor !== null || partition.window.until !== null) {
+    return deps.partitions.commit(commit);
+  }
+  // A first guess from the run as the step read it; the condition decides.
+  const othersOpen = partitionsOf(run).some((p) => p.index !== partition.index && p.state !== 'done');
+  let ending: PartitionEnding = othersOpen ? 'idle' : 'last_open';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await deps.partitions.commit({ ...commit, ending });
+    } catch (error) {
+      // Refused on the open count alone (the run and the page still match): the other ending holds.
+      if (!(error instanceof RunStateError) || attempt >= 3) throw error;
+      ending = ending === 'idle' ? 'last_open' : 'idle';
+    }
+  }
+}
+
+/**
+ * After a partition's last page: ends the run when no partition is open, starts the tail pass of
+ * the idle open window when it is the only one left, and otherwise lets the others run.
+ */
+export async function continueAfterPartition(
+  deps: EngineDeps,
+  run: SyncRun,
+  epoch: number,
+): Promise<StepResult> {
+  if (run.openPartitions === 0) {
+    await finishPartitionedRun(deps, run.runId, epoch);
+    return { outcome: 'committed', next: 'finished' };
+  }
+  const open = partitionsOf(run).filter((p) => p.state !== 'done');
+  const idle = open[0];
+  if (open.length === 1 && idle?.state === 'idle') {
+    await startTailPass(deps, run, idle, epoch);
+    return { outcome: 'committed', next: 'enqueued' };
+  }
+  return { outcome: 'committed', next: 'partition_done' };
+}
+
+/** Arms the idle open window's tail pass (from the latest version it read) and sends its page. */
+export async function startTailPass(
+  deps: EngineDeps,
+  run: SyncRun,
+  partition: Partition,
+  epoch: number,
+): Promise<boolean> {
+  const from = partition.latest ?? partition.tailFrom ?? partition.window.from;
+  const armed = await deps.partitions.armTail(
+    run.runId,
+    epoch,
+    partition.index,
+    from,
+    partition.nextPage,
+    deps.clock.now(),
+  );
+  if (!armed) return false;
+  deps.logger.info('open window reads its tail: every other window is done', {
+    runId: run.runId,
+    partition: partition.index,
+    from,
+    page: partition.nextPage,
+  });
+  await sendPage(deps, {
+    v: 1,
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch,
+    page: partition.nextPage,
+    cursor: null,
+    partition: partition.index,
+  });
+  return true;
+}
+
+/**
+ * Ends a partitioned run whose partitions all read their windows: `succeeded`, with the watermark
+ * every window supports (see {@link partitionedWatermark}), at the epoch of the worker (or
+ * reaper) that saw the last partition done.
+ */
+export async function finishPartitionedRun(deps: EngineDeps, runId: string, epoch: number): Promise<SyncRun> {
+  const run = await deps.runs.require(runId);
+  const watermark = partitionedWatermark(
+    partitionsOf(run),
+    startingWatermark(run.params as unknown as RunParams),
+  );
+  await finishSucceeded(deps, { ...run, epoch }, watermark);
+  return run;
+}
