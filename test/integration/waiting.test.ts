@@ -293,7 +293,17 @@ describe('a source that answers 429 forever', () => {
   });
 });
 
-/** The engine with its deferred pages handed to the test, which moves the clock to their wake-up. */
+/** A full run read as one stream (no planning step): the source's answers meet the page's fetch. */
+async function newUnsplitRun(): Promise<string> {
+  const sourceId = `waiting-${++counter}`;
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  return (await startRun(engine.deps, { sourceId, mode: 'full', partitions: 1 })).runId;
+}
+
+/**
+ * The engine with its deferred pages handed to the test, which moves the clock to their wake-up.
+ * Without rate budgets: these tests count the source's own answers against the page's attempts.
+ */
 function handingDeferralsToTest(): { deps: EngineDeps; pending: { message: PageMessage; until: number }[] } {
   const pending: { message: PageMessage; until: number }[] = [];
   const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
@@ -301,18 +311,23 @@ function handingDeferralsToTest(): { deps: EngineDeps; pending: { message: PageM
     pending.push({ message, until });
     return { via: 'queue', delaySeconds: 0 };
   };
-  return { deps: { ...engine.deps, queue }, pending };
+  const { budgets: _unbudgeted, ...deps } = engine.deps;
+  return { deps: { ...deps, queue }, pending };
 }
 
 describe('a 429 storm that ends within the budget', () => {
   it('costs the page none of its attempts: a short 429 right after the storm is retried, not dead-lettered', async () => {
-    fake.control.setProfile({
-      perPathOverrides: {
-        '/records': { rate429: 1, retryAfterSeconds: 600, maxConsecutiveFailures: 1_000_000 },
-      },
-    });
-    const runId = await newRun('full');
-    const { deps, pending } = handingDeferralsToTest();
+    const runId = await newUnsplitRun();
+    // Every answer a 429 asking for ten minutes, until the script says otherwise.
+    const script: number[] = [];
+    const stormy: typeof fetch = async (input, init) => {
+      const retryAfter = script.shift() ?? 600;
+      if (retryAfter === 0) return engine.deps.fetch(input, init);
+      return new Response('{}', { status: 429, headers: { 'retry-after': String(retryAfter) } });
+    };
+    const handed = handingDeferralsToTest();
+    const { pending } = handed;
+    const deps = { ...handed.deps, fetch: stormy };
     pending.push({ message: await takeOne(runId), until: clock.now() });
     // An hour of storm: six deferred wake-ups, each throttled again.
     for (let delivery = 0; delivery < 6; delivery++) {
@@ -321,11 +336,8 @@ describe('a 429 storm that ends within the budget', () => {
       expect(await processPage(deps, message)).toMatchObject({ outcome: 'deferred' });
     }
 
-    // The storm is over; the source's first answer is one more short 429 (its seventh refusal in
-    // a row), then the page.
-    fake.control.setProfile({
-      perPathOverrides: { '/records': { rate429: 1, retryAfterSeconds: 1, maxConsecutiveFailures: 7 } },
-    });
+    // The storm is over; the source's first answer is one more short 429, then the page.
+    script.push(1, 0, 0);
     const { message, until } = pending.shift()!;
     clock.advance(Math.max(0, until - clock.now()));
     const woken = await processPage(deps, message);
@@ -339,7 +351,7 @@ describe('a 429 storm that ends within the budget', () => {
   });
 
   it('keeps the failures spent before the long wait: the page’s fifth failure dead-letters it after the wake-up', async () => {
-    const runId = await newRun('full');
+    const runId = await newUnsplitRun();
     // The source's answers, in order, before it answers for real.
     const script = [503, 503, 503, 503, 429];
     const scripted: typeof fetch = async (input, init) => {

@@ -73,7 +73,8 @@ describe('a worker process under a runtime on a movable clock', () => {
     await putSource(engine.deps, 'throttled', 'rest-json', fakeRestConfig(fake.url, { pageSize: 90 }));
     const before = clock.now();
 
-    const { runId } = await startRun(engine.deps, { sourceId: 'throttled', mode: 'full' });
+    // One stream (no planning request): the page's own fetch meets the Retry-After.
+    const { runId } = await startRun(engine.deps, { sourceId: 'throttled', mode: 'full', partitions: 1 });
     const deferred = await waitForRun(engine.deps, runId, (r) => r.deferredUntil !== null, 30_000);
 
     expect(deferred.deferredUntil).toBeGreaterThanOrEqual(before + HOUR);
