@@ -135,6 +135,27 @@ describe('a partitioned full run', () => {
     expect((await engine.deps.sources.require(sourceId)).watermark).toBe(source.truth().at(-1)!.updatedAt);
   }, 60_000);
 
+  it('a broken record after the open window’s last valid one is dead-lettered once, though its tail lists it again', async () => {
+    const { sourceId, source } = await newSource(300);
+    const truth = source.truth();
+    source.invalid.add(truth.at(-1)!.id);
+    source.fixedPlan = [truth[100]!.updatedAt, truth[200]!.updatedAt, truth[295]!.updatedAt];
+    // The bounded windows are slow: the open one ends first, goes idle, and reads its tail last.
+    source.beforePage = async (window) => {
+      if (window?.until !== null) await new Promise((resolve) => setTimeout(resolve, 100));
+    };
+
+    const done = await run(sourceId);
+    source.beforePage = undefined;
+
+    expect(done.state).toBe('succeeded');
+    expect(partitionsOf(done).at(-1)!.tailFrom).not.toBeNull();
+    expect(source.served.get(truth.at(-1)!.id)).toBe(2);
+    expect(done.progress.processed).toBe(299);
+    expect(done.errorCount).toBe(1);
+    expect(await engine.deps.deadLetters.listAll(sourceId)).toHaveLength(1);
+  }, 60_000);
+
   it('a run not worth splitting stays one stream', async () => {
     const small = await newSource(60);
     const bounded = await newSource(300);
