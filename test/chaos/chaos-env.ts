@@ -77,7 +77,15 @@ const NEVER_MS = 2_000_000_000;
 export async function setUpChaosEnv(): Promise<ChaosEnv> {
   const clock = chaosClock();
   const hooks = new ChaosHooks();
-  const engine = await setUpTestEngine('chaos', { clock, hooks, heartbeatIntervalMs: HEARTBEAT_MS });
+  // Runs are read as one stream unless a trial asks for partitions (the partition trials); a
+  // partition is worth it from 20 entities, so the trials' small sources can be split.
+  const partitionEnv = { MAX_PARTITIONS_PER_RUN: '1', MIN_ENTITIES_PER_PARTITION: '20' };
+  const engine = await setUpTestEngine('chaos', {
+    clock,
+    hooks,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    env: partitionEnv,
+  });
   const queue = new ChaosQueue(engine.deps.queue);
   const seen = new SeenVersions();
   const items = Object.create(engine.deps.items) as EngineDeps['items'];
@@ -101,6 +109,7 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
       AWS_REGION: TEST_REGION,
       HARVESTER_PREFIX: engine.aws.prefix,
       LOG_LEVEL: 'SILENT',
+      ...partitionEnv,
     },
   }).start();
   return {
