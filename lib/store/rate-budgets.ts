@@ -113,10 +113,19 @@ export class RateBudgetStore {
     now: number,
     change: (state: BudgetState) => { next: BudgetState; result: T },
   ): Promise<T> {
-    let current = this.seen.get(key) ?? (await this.load(key));
+    const cached = this.seen.get(key);
+    let current = cached ?? (await this.load(key));
+    let fresh = cached === undefined;
     for (let attempt = 1; ; attempt++) {
       const { next, result } = change(current.state);
-      if (sameState(next, current.state) && current.version > 0) return result;
+      if (sameState(next, current.state) && current.version > 0) {
+        if (fresh) return result;
+        // Nothing to write, judged on what this worker saw last: another worker may have changed
+        // the record since (released a lease, learned a reset), so judge again on the stored one.
+        current = await this.load(key);
+        fresh = true;
+        continue;
+      }
       try {
         await this.write(key, label, now, next, current.version);
         this.seen.set(key, { state: next, version: current.version + 1 });
@@ -134,6 +143,7 @@ export class RateBudgetStore {
       // Another worker wrote first: start again from what it wrote, after a moment's jitter.
       await this.sleep(Math.floor(Math.random() * 5 * attempt));
       current = await this.load(key);
+      fresh = true;
     }
   }
 

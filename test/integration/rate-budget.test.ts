@@ -120,6 +120,32 @@ describe('a rate budget shared per credential', () => {
     expect(counted.get(METRIC.budgetRejected)).toBeUndefined();
   }, 120_000);
 
+  it("learns GitLab's RateLimit-* headers the same way: two projects, one token, no refusal", async () => {
+    const quota = new SharedQuota({ limit: 4, windowSeconds: 4 });
+    const fake = await fakeSource({ quota });
+    const sources: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const sourceId = `budget-${++counter}`;
+      await putSource(engine.deps, sourceId, 'gitlab-issues', {
+        project: `acme/project-${i}`,
+        baseUrl: `${fake.url}/api/v4`,
+        tokenRef: 'ssm:/org/github-token-a',
+        perPage: 10,
+      });
+      sources.push(sourceId);
+    }
+
+    const runs = await fullRuns(sources);
+
+    expect(runs.map((r) => [r.state, r.progress.processed])).toEqual([
+      ['succeeded', 30],
+      ['succeeded', 30],
+    ]);
+    expect(fake.stats().sourceRequests).toBeGreaterThan(4);
+    expect(fake.stats().quotaRejected).toBe(0);
+    expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
+  }, 120_000);
+
   it('keeps budgets apart for different tokens: neither waits for the other', async () => {
     const quota = new SharedQuota({ limit: 6, windowSeconds: 60 });
     const fake = await fakeSource({ quota });
@@ -193,6 +219,20 @@ describe('the budget record', () => {
     expect((await store.take(key, label, T0 + 1_000, policy, 'next', undefined)).kind).toBe('busy');
     expect((await store.take(key, label, T0 + 44_999, policy, 'next', undefined)).kind).toBe('busy');
     expect((await store.take(key, label, T0 + 45_000, policy, 'next', undefined)).kind).toBe('go');
+  });
+
+  it('frees a concurrency slot for a worker that saw it taken, once another worker released it', async () => {
+    const key = `release-${Date.now()}`;
+    const table = engine.aws.names.rateBudgetsTable;
+    const [a, b] = [
+      new RateBudgetStore(engine.aws.clients.doc, table),
+      new RateBudgetStore(engine.aws.clients.doc, table),
+    ];
+    expect((await a.take(key, label, T0, policy, 'a', undefined)).kind).toBe('go');
+    expect((await b.take(key, label, T0 + 10, policy, 'b', undefined)).kind).toBe('busy');
+    await a.settle(key, label, T0 + 20, policy, 'a', {});
+    // Worker b last saw the slot taken; it must not wait for the lease to lapse.
+    expect((await b.take(key, label, T0 + 30, policy, 'b', undefined)).kind).toBe('go');
   });
 
   it('hands each remaining request to exactly one of many workers taking at once', async () => {

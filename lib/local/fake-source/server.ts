@@ -132,17 +132,21 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       const ctx = { state, query, params, origin, path: url.pathname, pageSize };
       // The source changes between the request and its answer, as a live one does mid-run.
       if (route.kind === 'page' && !faulted) live.beforeListing();
-      const reply = refused
-        ? faultReply(
-            route.shape,
-            { kind: 'rate-limit-window', resetAtMs: quotaReset(admitted.headers) },
-            now(),
-          )
-        : faulted
-          ? faultReply(route.shape, verdict.decision, now())
-          : route.handle!(ctx);
       const quota = admitted?.headers ?? state.faults.rateLimitHeaders();
-      send(res, reply, route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota);
+      const shaped = route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota;
+      let reply: Reply;
+      if (refused) {
+        // The refusal carries the token's own quota (a fault reply's stock limit would contradict it).
+        const refusal = faultReply(
+          route.shape,
+          { kind: 'rate-limit-window', resetAtMs: quotaReset(quota) },
+          now(),
+        );
+        reply = { ...refusal, headers: { ...refusal.headers, ...shaped } };
+      } else {
+        reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
+      }
+      send(res, reply, shaped);
       stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted, refused });
     } finally {
       stats.finished();
