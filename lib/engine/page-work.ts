@@ -77,6 +77,10 @@ export async function retryOwned<T>(
       },
     },
   );
+  // The attempt the source answered with a long wait is not spent either: a throttled page is
+  // bounded by the progress budget (DESIGN §5), a failing one by its attempts. Failures before
+  // the wait stay spent; the deferral carries them.
+  if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
   if (outcome.kind !== 'ok') return outcome;
   if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
   const wait = outcome.value.budgetWait;

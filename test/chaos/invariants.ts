@@ -3,6 +3,7 @@ import type { ResumeVerdict, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
 import type { DeadLetter } from '../../lib/store/dead-letters.js';
 import type { ChaosEnv } from './chaos-env.js';
+import { pauseViolation } from './pauses.js';
 import type { ChaosMode } from './plan.js';
 import type { RunRecord } from './supervisor.js';
 import { queueCounts } from './workers.js';
@@ -112,6 +113,8 @@ export async function checkRun(
 
   const backlog = backlogViolation(record);
   if (backlog) fail(INVARIANT.stall, backlog);
+  const paused = pauseViolation(record.pauses);
+  if (paused) fail(INVARIANT.stall, paused);
 
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);
@@ -223,7 +226,8 @@ export function partitionViolations(
   return violations;
 }
 
-async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
+/** Waits a few seconds for the page DLQ to drain; what it still holds then, or null. */
+export async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
   const { sqs } = env.engine.aws.clients;
   let counts = await queueCounts(sqs, env.engine.aws.resources.pageDlqUrl);
   for (let i = 0; i < 10 && counts.visible + counts.notVisible + counts.delayed > 0; i++) {

@@ -62,6 +62,20 @@ export interface TimeoutFault {
   readonly fetchMs: number;
 }
 
+/**
+ * A long or endless 429 storm: once the run committed `afterPages` pages, every source request
+ * answers 429 with `Retry-After: retryAfterSeconds` (> 60 s, so each page is deferred through a
+ * schedule, not slept) until the clock moved `durationMs` — or never (`null`). The supervisor lets
+ * the clock run to each wake-up. A storm that ends within the 6 h progress budget must cost no
+ * restart and lose nothing; an endless one must end the run `failed / source_unavailable` with
+ * its source released, and retry-failed must fetch the page once the source is back.
+ */
+export interface StormFault {
+  readonly afterPages: number;
+  readonly retryAfterSeconds: number;
+  readonly durationMs: number | null;
+}
+
 /** SIGKILL of the worker process once the run committed `afterPages` pages, `delayMs` after it looked busy. */
 export interface KillFault {
   readonly afterPages: number;
@@ -128,6 +142,8 @@ export interface TrialPlan {
   readonly backlog: BacklogFault | null;
   /** The step killed at its time limit after a long fetch (a third kind of stall, never a third stall). */
   readonly timeout: TimeoutFault | null;
+  /** full / incremental: a 429 storm that lasts hours (endless: full runs only). */
+  readonly storm: StormFault | null;
   /** The chaos run (and a live trial's raced run) may be split into at most this many partitions; null: one stream. */
   readonly partitions: number | null;
 }
@@ -215,6 +231,7 @@ export function planTrial(seed: number): TrialPlan {
     rng.chance(0.3) && stalls < 2
       ? { page: rng.int(1, pages), stallMs: rng.int(300, 1_200), fetchMs: rng.int(60_000, 240_000) }
       : null;
+  const storm = planStorm(rng, mode, pages);
   return {
     seed,
     ...base,
@@ -230,6 +247,7 @@ export function planTrial(seed: number): TrialPlan {
     live,
     backlog,
     timeout,
+    storm,
     partitions: null,
   };
 }
@@ -275,8 +293,31 @@ export function planPartitionTrial(seed: number, kind: PartitionTrial): TrialPla
     fixed: 0,
     live: kind === 'live' ? live : null,
     backlog: null,
+    // No storms either (see rate429).
+    storm: null,
     partitions: rng.int(2, 4),
   };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Drawn after everything else, so older seeds keep their other faults. Waits are long enough that
+ * the reaper's pass inside each pause sees the run silent (> 90 s), and few enough per storm (≤ 8
+ * wake-ups) to fit a trial: an endless storm waits 1–2 h per wake-up until the 6 h budget is
+ * spent; a storm that ends lasts at most 5 h and waits at most 30 min, so it always ends within
+ * the budget.
+ */
+function planStorm(rng: Rng, mode: ChaosMode, pages: number): StormFault | null {
+  if ((mode !== 'full' && mode !== 'incremental') || !rng.chance(0.3)) return null;
+  // At least one page after the storm starts, so it meets a fetch.
+  const afterPages = rng.int(0, Math.max(0, pages - 2));
+  if (mode === 'full' && rng.chance(0.4)) {
+    return { afterPages, retryAfterSeconds: rng.int(3_600, 7_200), durationMs: null };
+  }
+  const retryAfterSeconds = rng.int(120, 1_800);
+  const durationMs = rng.int(retryAfterSeconds * 1_000, Math.min(5 * HOUR_MS, 6 * retryAfterSeconds * 1_000));
+  return { afterPages, retryAfterSeconds, durationMs };
 }
 
 /**
@@ -290,6 +331,7 @@ export function planConnectorTrial(seed: number, connector: ConnectorTrial): Tri
   return {
     ...plan,
     mode: 'live',
+    storm: null,
     // S3 lists cheaply: smaller pages give the planned crashes and edits more pages to land on.
     pageSize: connector === 's3-objects' ? Math.ceil(plan.pageSize / 3) : plan.pageSize,
     invalid: 0,
