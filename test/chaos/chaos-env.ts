@@ -62,10 +62,14 @@ const NEVER_MS = 2_000_000_000;
 export async function setUpChaosEnv(): Promise<ChaosEnv> {
   const clock = movableClock();
   const hooks = new ChaosHooks();
+  // Runs are read as one stream unless a trial asks for partitions (the partition trials); a
+  // partition is worth it from 20 entities, so the trials' small sources can be split.
+  const partitionEnv = { MAX_PARTITIONS_PER_RUN: '1', MIN_ENTITIES_PER_PARTITION: '20' };
   const engine = await setUpTestEngine('chaos', {
     clock,
     hooks,
     heartbeatIntervalMs: HEARTBEAT_MS,
+    env: partitionEnv,
     // Waits the source asks for are measured on the trial's clock, and every deferral becomes a
     // schedule that the runtime fires on that clock: a 429 storm of hours fits a trial.
     retry: { ...fastRetry(), now: () => clock.now() },
@@ -92,7 +96,7 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
     redeliveryDelay: () => 1,
     // The worker process lives on the trial's clock too.
     workerClock: clock,
-    workerEnv: workerProcessEnv(engine),
+    workerEnv: { ...workerProcessEnv(engine), ...partitionEnv },
   }).start();
   return {
     engine,

@@ -7,6 +7,12 @@ export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const
 /** Connectors with a trial of their own in every chaos run, whatever the seeds pick. */
 export const CONNECTOR_TRIALS = ['gitlab-issues', 's3-objects'] as const;
 export type ConnectorTrial = (typeof CONNECTOR_TRIALS)[number];
+/**
+ * Partitioned runs, in every chaos run too: a full run (exact counts) and a live trial (its first
+ * incremental run split while the source is edited), each under a seed's faults.
+ */
+export const PARTITION_TRIALS = ['full', 'live'] as const;
+export type PartitionTrial = (typeof PARTITION_TRIALS)[number];
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
 /** A simulated crash (CrashHooks-style) at a step point of one page of the chaos run. */
@@ -138,6 +144,8 @@ export interface TrialPlan {
   readonly timeout: TimeoutFault | null;
   /** full / incremental: a 429 storm that lasts hours (endless: full runs only). */
   readonly storm: StormFault | null;
+  /** The chaos run (and a live trial's raced run) may be split into at most this many partitions; null: one stream. */
+  readonly partitions: number | null;
 }
 
 /** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
@@ -240,6 +248,54 @@ export function planTrial(seed: number): TrialPlan {
     backlog,
     timeout,
     storm,
+    partitions: null,
+  };
+}
+
+/**
+ * The plan of a partition trial: the seed's faults — crashes, a zombie, a SIGKILL, a step timeout,
+ * a slow worker whose message is redelivered, duplicate, delayed and failed sends — on a
+ * run split into 2–4 partitions (crashes land on whichever partition reaches their page first).
+ * Sources of 150–250 entities in pages of 20–30, so every partition has pages to crash on. No
+ * queue backlog: the partitions that are not held keep the run moving, which is not what that
+ * fault tests.
+ */
+export function planPartitionTrial(seed: number, kind: PartitionTrial): TrialPlan {
+  const plan = planTrial(seed);
+  const rng = new Rng(seed ^ 0x9a27171);
+  const entities = rng.int(150, 250);
+  const pageSize = rng.pick([20, 25, 30]);
+  const pages = Math.ceil(entities / pageSize / 2);
+  const live: LivePlan = {
+    shape: 'github',
+    touchesPerPage: rng.int(1, 3),
+    addsPerPage: rng.int(0, 1),
+    deletesPerPage: rng.int(0, 1),
+    tied: rng.chance(0.3),
+    reconcile: rng.chance(0.5),
+  };
+  return {
+    ...plan,
+    mode: kind,
+    entities,
+    pageSize,
+    invalid: kind === 'live' ? 0 : rng.int(0, 6),
+    // No 429 storms: planning lists the source many times, and one 429 anywhere sends the whole
+    // plan back to its retry loop (the run is then read as one stream, correctly, but unsplit);
+    // and rate-budget waits learned from 429s meet the clock the trials move for the reaper.
+    rate429: 0,
+    // Crashes and the zombie on pages every partition reaches.
+    crashes: plan.crashes.map((c) => ({ ...c, page: Math.min(c.page, pages) })),
+    zombie: plan.zombie ? { ...plan.zombie, page: Math.min(plan.zombie.page, pages) } : null,
+    timeout: plan.timeout ? { ...plan.timeout, page: Math.min(plan.timeout.page, pages) } : null,
+    touches: [],
+    catchUp: { touch: 0, add: 0 },
+    fixed: 0,
+    live: kind === 'live' ? live : null,
+    backlog: null,
+    // No storms either (see rate429).
+    storm: null,
+    partitions: rng.int(2, 4),
   };
 }
 

@@ -193,8 +193,10 @@ export class Supervisor {
     const report = await this.env.runtime.reapNow();
     // Re-sending a lost page at the same epoch (and re-publishing an outcome event) is not a
     // restart: only fences count as the reaper's actions on a run.
+    // Nor is ending a partitioned run whose partitions all read their windows, or starting its
+    // open window's tail pass, after its last worker died between the commit and that step.
     const mine = report.actions
-      .filter((a) => a.runId === runId && a.action !== 'resend' && a.action !== 'publish')
+      .filter((a) => a.runId === runId && !['resend', 'publish', 'finish', 'tail'].includes(a.action))
       .map(({ verdict, action }) => ({ verdict, action }));
     // A fence whose re-enqueue then failed (the send-failure fault) is missing from the report,
     // but it is a fence all the same: count it from the epoch.

@@ -222,7 +222,8 @@ export async function supervisedRun(
   });
   // A storm planned from the first page is on before the run starts.
   supervisor.storm?.maybeStart(0);
-  const started = await startRun(env.deps, { sourceId: trial.sourceId, mode });
+  const partitions = plan.partitions !== null && faulty ? { partitions: plan.partitions } : {};
+  const started = await startRun(env.deps, { sourceId: trial.sourceId, mode, ...partitions });
   env.hooks.bind(started.runId);
   if (faults.backlog) env.queue.armBacklog(started.runId, faults.backlog.page);
   trial.log(`${mode} run ${started.runId} started${faulty ? " under the plan's faults" : ''}`);
@@ -240,13 +241,17 @@ export async function supervisedRun(
 
 function fullExpectation(trial: Trial, label: string, stallFaults: number): Expected {
   const { valid, invalid } = split(trial.fake);
+  const partitioned = trial.plan.partitions !== null && label === 'chaos full run';
   return {
     label,
     mode: 'full',
     processed: valid.length,
     errorCount: invalid.length,
     entriesOfRun: invalid.length,
-    pages: Math.ceil(trial.plan.entities / trial.plan.pageSize),
+    // A partitioned run's pages depend on where its windows fall (checked per partition instead).
+    ...(partitioned
+      ? { partitions: trial.plan.partitions! }
+      : { pages: Math.ceil(trial.plan.entities / trial.plan.pageSize) }),
     // A successful full run over a keyed stream sets the watermark: it read everything.
     watermark: latest(valid),
     stallFaults,

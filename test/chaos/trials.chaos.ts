@@ -46,7 +46,14 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ChaosEnv, setUpChaosEnv } from './chaos-env.js';
-import { CONNECTOR_TRIALS, planConnectorTrial, planTrial, type TrialPlan } from './plan.js';
+import {
+  CONNECTOR_TRIALS,
+  PARTITION_TRIALS,
+  planConnectorTrial,
+  planPartitionTrial,
+  planTrial,
+  type TrialPlan,
+} from './plan.js';
 import { connectorTrialSeed, trialSeeds } from './rng.js';
 import { runTrial, type TrialOutcome } from './trial.js';
 
@@ -85,6 +92,20 @@ describe('connector trials', () => {
     async (connector) => {
       const plan = planConnectorTrial(connectorTrialSeed(connector), connector);
       const outcome = await runTrial(env, plan, connector === 's3-objects' ? 's3-objects' : undefined);
+      if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
+      if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
+    },
+  );
+});
+
+describe('partition trials', () => {
+  // Every chaos run also runs a partitioned full run and a partitioned live trial under a seed's
+  // faults (CHAOS_SEED replays them).
+  it.each(PARTITION_TRIALS)(
+    '%s, split into partitions: nothing lost, nothing duplicated, counts exact per partition and in all',
+    async (kind) => {
+      const plan = planPartitionTrial(connectorTrialSeed(`partitions-${kind}`), kind);
+      const outcome = await runTrial(env, plan);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },
