@@ -2,6 +2,7 @@ import { startRun } from '../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../lib/local/fake-source/index.js';
 import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
+import { isPartitioned, partitionsOf } from '../lib/run/partitions.js';
 import { isItemWrite, type OpStats, RequestCounter } from './counter.js';
 import { type BenchEnv, round, secondsSince, setUpBench, waitForRun } from './setup.js';
 
@@ -138,9 +139,7 @@ function perPage(ops: Record<string, OpStats>, pages: number): PipelineRun['requ
 
 /** How many partitions a run records; null on a run read as one stream. */
 function partitionCount(run: SyncRun): number | null {
-  const partitions = (run as SyncRun & { partitions?: unknown }).partitions;
-  if (partitions === undefined || partitions === null || typeof partitions !== 'object') return null;
-  return Object.keys(partitions).length;
+  return isPartitioned(run) ? partitionsOf(run).length : null;
 }
 
 interface PipelineRun {
@@ -169,8 +168,11 @@ export async function runPipelineOnce(
     counter.reset();
     const started = performance.now();
     // `partitions` is the run's bound on its split; the stack's own bound applies too.
-    const input = { sourceId, mode: 'full' as const, ...{ partitions: PARTITIONED_SOURCE.partitions } };
-    const { runId } = await startRun(env.deps, input);
+    const { runId } = await startRun(env.deps, {
+      sourceId,
+      mode: 'full',
+      partitions: PARTITIONED_SOURCE.partitions,
+    });
     // A run that committed a page without recording partitions is read as one stream: it is not
     // what this phase measures, so it is left there (its resources are the phase's own).
     const unsplit = (run: SyncRun) => run.progress.pages >= 1 && partitionCount(run) === null;

@@ -41,6 +41,8 @@ export function baseEnvironment({
     EVENT_BUS_NAME: messaging.bus.eventBusName,
     SCHEDULE_GROUP: scheduleGroupName,
     MAX_PAGES_PER_RUN: String(settings.maxPagesPerRun),
+    MAX_PARTITIONS_PER_RUN: String(settings.maxPartitionsPerRun),
+    MIN_ENTITIES_PER_PARTITION: String(settings.minEntitiesPerPartition),
     MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(settings.maxConcurrentRequestsPerCredential),
     LOG_LEVEL: settings.logLevel,
     // The source posture (lib/connectors/url-policy.ts), explicit: on AWS never loopback.

@@ -30,6 +30,16 @@ export interface HarvesterSettings {
   readonly maxConcurrentRequestsPerCredential: number;
   /** Per-run page budget (`MAX_PAGES_PER_RUN`). Context `harvester:maxPagesPerRun`. Default `100000`. */
   readonly maxPagesPerRun: number;
+  /**
+   * Most partitions a run is split into unless its start asks otherwise (`MAX_PARTITIONS_PER_RUN`,
+   * 1–64; 1: runs are never split). Context `harvester:maxPartitionsPerRun`. Default `8`.
+   */
+  readonly maxPartitionsPerRun: number;
+  /**
+   * Fewest entities worth a partition (`MIN_ENTITIES_PER_PARTITION`): smaller runs are split less,
+   * or not at all. Context `harvester:minEntitiesPerPartition`. Default `250`.
+   */
+  readonly minEntitiesPerPartition: number;
   /** `LOG_LEVEL` of every function. Context `harvester:logLevel`. Default `INFO`. */
   readonly logLevel: LogLevel;
   /** X-Ray active tracing on every function. Context `harvester:tracing`. Default `true`. */
@@ -66,6 +76,8 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   workerMaxConcurrency: 10,
   maxConcurrentRequestsPerCredential: 10,
   maxPagesPerRun: 100_000,
+  maxPartitionsPerRun: 8,
+  minEntitiesPerPartition: 250,
   logLevel: 'INFO',
   tracing: true,
   allowedSourceHosts: [],
@@ -80,6 +92,8 @@ export const SETTINGS_CONTEXT = {
   workerMaxConcurrency: 'harvester:workerMaxConcurrency',
   maxConcurrentRequestsPerCredential: 'harvester:maxConcurrentRequestsPerCredential',
   maxPagesPerRun: 'harvester:maxPagesPerRun',
+  maxPartitionsPerRun: 'harvester:maxPartitionsPerRun',
+  minEntitiesPerPartition: 'harvester:minEntitiesPerPartition',
   logLevel: 'harvester:logLevel',
   tracing: 'harvester:tracing',
   allowedSourceHosts: 'harvester:allowedSourceHosts',
@@ -178,6 +192,14 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       props.maxPagesPerRun ??
       contextInteger(ctx('maxPagesPerRun'), k.maxPagesPerRun, 1, Number.MAX_SAFE_INTEGER) ??
       DEFAULT_SETTINGS.maxPagesPerRun,
+    maxPartitionsPerRun:
+      props.maxPartitionsPerRun ??
+      contextInteger(ctx('maxPartitionsPerRun'), k.maxPartitionsPerRun, 1, 64) ??
+      DEFAULT_SETTINGS.maxPartitionsPerRun,
+    minEntitiesPerPartition:
+      props.minEntitiesPerPartition ??
+      contextInteger(ctx('minEntitiesPerPartition'), k.minEntitiesPerPartition, 1, Number.MAX_SAFE_INTEGER) ??
+      DEFAULT_SETTINGS.minEntitiesPerPartition,
     logLevel: props.logLevel ?? contextLogLevel(ctx('logLevel'), k.logLevel) ?? DEFAULT_SETTINGS.logLevel,
     tracing: props.tracing ?? contextBoolean(ctx('tracing'), k.tracing) ?? DEFAULT_SETTINGS.tracing,
     allowedSourceHosts:

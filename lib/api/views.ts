@@ -2,13 +2,14 @@ import type { z } from 'zod';
 import type { EngineDeps } from '../engine/deps.js';
 import { scheduleName } from '../queue/source-schedules.js';
 import { humanDuration } from '../run/duration.js';
-import { isTerminal, type ResumeVerdict, type SyncRun } from '../run/model.js';
+import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
+import { partitionsOf } from '../run/partitions.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
 import type { RequestContextInfo } from './response.js';
 import { iso } from './schemas/common.js';
 import type { DeadLetterViewSchema } from './schemas/dead-letters.js';
-import type { RunView } from './schemas/runs.js';
+import type { PartitionView, RunView } from './schemas/runs.js';
 import type { SourceViewSchema } from './schemas/sources.js';
 
 /**
@@ -99,10 +100,38 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
     // A confirmed handoff: the page is in the queue's care (a deferred one from its wake-up on).
     waitingSince:
       run.handoff?.sentAt != null ? iso(Math.max(run.handoff.sentAt, run.deferredUntil ?? 0)) : null,
+    ...(run.partitions ? { partitions: partitionsOf(run).map((p) => toPartitionView(p, running)) } : {}),
     createdAt: iso(run.createdAt)!,
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),
     updatedAt: iso(run.updatedAt)!,
+  };
+}
+
+/** One partition as the run view lists it (schema `Partition`). */
+export function toPartitionView(partition: Partition, runRunning: boolean): PartitionView {
+  const running = runRunning && partition.state === 'running';
+  const handoff = partition.handoff;
+  return {
+    index: partition.index,
+    window: { from: partition.window.from, until: partition.window.until },
+    state: partition.state,
+    processed: partition.processed,
+    pages: partition.pages,
+    errorCount: partition.errorCount,
+    nextPage: partition.nextPage,
+    checkpoint: partition.checkpoint
+      ? {
+          page: partition.checkpoint.page,
+          watermark: partition.checkpoint.watermark,
+          at: iso(partition.checkpoint.at)!,
+        }
+      : null,
+    heartbeatAt: running ? iso(partition.heartbeatAt) : null,
+    deferredUntil: running ? iso(partition.deferredUntil) : null,
+    waitingSince:
+      running && handoff?.sentAt != null ? iso(Math.max(handoff.sentAt, partition.deferredUntil ?? 0)) : null,
+    tailFrom: partition.tailFrom,
   };
 }
 

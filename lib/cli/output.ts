@@ -1,6 +1,7 @@
 import type { Problem } from '../api/problems.js';
-import type { RunView } from '../api/schemas/runs.js';
+import type { PartitionView, RunView } from '../api/schemas/runs.js';
 import { humanDuration } from '../run/duration.js';
+import { PARTITION_STATES } from '../run/model.js';
 
 /** Where the CLI writes: injectable so commands can be tested without a terminal. */
 export interface Io {
@@ -70,11 +71,44 @@ export function runLines(run: RunView): string[] {
     `epoch      ${run.epoch}, ${run.restarts} restarts`,
     `checkpoint ${run.checkpoint ? `page ${run.checkpoint.page} at ${run.checkpoint.at}` : 'none'}`,
   ];
+  if (run.partitions) lines.push(...partitionLines(run.partitions));
   if (run.deferredUntil) lines.push(`deferred   until ${run.deferredUntil}`);
   if (run.waitingSince) lines.push(`waiting    in the page queue since ${run.waitingSince} (not crashed)`);
   if (run.failure) lines.push(`failure    ${run.failure.reason}: ${run.failure.message}`);
   lines.push(`created    ${run.createdAt}`);
   if (run.finishedAt) lines.push(`finished   ${run.finishedAt}`);
+  return lines;
+}
+
+/**
+ * A partitioned run's partitions: how many in each state, then one line each with its window,
+ * position (next page, last checkpoint) and state.
+ * @example
+ * // partitions 4: 3 done, 1 running
+ * //   #0  [start, 2026-01-01T00:01:16Z)  done     75 processed, 8 pages, checkpoint page 8 at …
+ */
+export function partitionLines(partitions: readonly PartitionView[]): string[] {
+  const counts = PARTITION_STATES.map(
+    (state) => [state, partitions.filter((p) => p.state === state).length] as const,
+  )
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`);
+  const lines = [`partitions ${partitions.length}: ${counts.join(', ')}`];
+  for (const p of partitions) {
+    const window = `[${p.window.from ?? 'start'}, ${p.window.until ?? 'open'})`;
+    const position = p.checkpoint
+      ? `checkpoint page ${p.checkpoint.page} at ${p.checkpoint.at}`
+      : 'no checkpoint';
+    const extra = [
+      p.errorCount > 0 ? `${p.errorCount} errors` : undefined,
+      p.tailFrom ? `tail from ${p.tailFrom}` : undefined,
+      p.waitingSince ? `waiting since ${p.waitingSince}` : undefined,
+      p.deferredUntil ? `deferred until ${p.deferredUntil}` : undefined,
+    ].filter((part) => part !== undefined);
+    lines.push(
+      `  #${p.index}  ${window}  ${p.state.padEnd(7)}  ${p.processed} processed, ${p.pages} pages, next page ${p.nextPage}, ${position}${extra.length > 0 ? `; ${extra.join(', ')}` : ''}`,
+    );
+  }
   return lines;
 }
 

@@ -47,6 +47,9 @@ export interface CountRead {
 /** Counts the entities modified at or after `since` (null: all of them). */
 export type CountReader = (since: string | null) => Promise<CountRead>;
 
+/** Reads per quantile at most: the position and its next neighbours, while they do not normalize. */
+export const QUANTILE_READS = 3;
+
 /** Steps of one boundary's bisection at most: millisecond precision over more than 30 years. */
 export const MAX_BISECTION_STEPS = 40;
 
@@ -98,16 +101,17 @@ export async function planByPosition(
   const k = windowCount(total, request);
   if (k < 2) return noWindows(total, requests);
   const positions = Array.from({ length: k - 1 }, (_, j) => Math.ceil(((j + 1) * total) / k));
-  const reads = await Promise.all(positions.map((index) => read(index)));
-  requests += reads.length;
-  return {
-    boundaries: cleanBoundaries(
-      reads.map((r) => keyTime(r.key)),
-      keyTime(start.key),
-    ),
-    total,
-    requests,
+  // A record that does not normalize has no time to cut at: its next neighbours are read instead.
+  const timeNear = async (index: number): Promise<string | null> => {
+    for (let offset = 0; offset < QUANTILE_READS; offset++) {
+      requests += 1;
+      const { key } = await read(index + offset);
+      if (key === null || key.ok) return keyTime(key);
+    }
+    return null;
   };
+  const found = await Promise.all(positions.map(timeNear));
+  return { boundaries: cleanBoundaries(found, keyTime(start.key)), total, requests };
 }
 
 /**

@@ -43,6 +43,11 @@ export interface EngineOptions {
   readonly hooks?: EngineHooks;
   readonly heartbeatIntervalMs?: number;
   /**
+   * Longest deferral sent as an SQS delay (default 900 s, the SQS maximum); longer ones become
+   * one-time schedules. 0 on a movable clock, whose time SQS delays do not follow.
+   */
+  readonly maxQueueDelayMs?: number;
+  /**
    * Whether source requests spend their credential's rate budget. Default true; tests of the
    * retry and deferral machinery that share one fake source across cases turn it off, so one
    * case's `Retry-After` does not pause the next case's runs.
@@ -72,12 +77,17 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     ...(options.rateBudgets === false
       ? {}
       : { budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable) }),
-    queue: new PageQueue(clients.sqs, queues.pageQueueUrl, {
-      scheduler: clients.scheduler,
-      groupName: config.names.scheduleGroup,
-      queueArn: queues.pageQueueArn,
-      roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
-    }),
+    queue: new PageQueue(
+      clients.sqs,
+      queues.pageQueueUrl,
+      {
+        scheduler: clients.scheduler,
+        groupName: config.names.scheduleGroup,
+        queueArn: queues.pageQueueArn,
+        roleArn: config.schedulerRoleArn ?? LOCAL_SCHEDULER_ROLE_ARN,
+      },
+      options.maxQueueDelayMs,
+    ),
     events: new RunEvents(clients.events, config.names.eventBus),
     connectors: options.connectors ?? { get: getConnector },
     secretsFor: (sourceId) => bindSecrets(secrets, sourceId, config.sourcePolicy.sharedSecrets),

@@ -73,7 +73,7 @@ export async function failUnavailable(
       ref: pageRef(message.cursor, window),
       errorClass: 'transient',
       reason: `source unavailable for ${hours} h: ${lastReason}`,
-      attempts: message.attempts ?? 1,
+      attempts: Math.max(1, message.attempts ?? 0),
       runId: run.runId,
       page: message.page,
       scope: pageScope(run, undefined, window),

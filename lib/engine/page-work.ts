@@ -4,6 +4,7 @@ import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { notReadYet, readWindow } from '../run/partitions.js';
+import { deadLetterEntryId } from '../store/dead-letters.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
@@ -76,6 +77,10 @@ export async function retryOwned<T>(
       },
     },
   );
+  // The attempt the source answered with a long wait is not spent either: a throttled page is
+  // bounded by the progress budget (DESIGN §5), a failing one by its attempts. Failures before
+  // the wait stay spent; the deferral carries them.
+  if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
   if (outcome.kind !== 'ok') return outcome;
   if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
   const wait = outcome.value.budgetWait;
@@ -166,6 +171,7 @@ async function normalizeAll(
       if (!seen || seen.version < result.entity.version) byId.set(result.entity.id, result.entity);
       continue;
     }
+    if (await readByThisTail(context, result.ref)) continue;
     failures += 1;
     // The entity still exists at the source: a reconciliation must not tombstone it.
     if (run.mode === 'reconciliation' && result.ref)
@@ -185,6 +191,18 @@ async function normalizeAll(
   }
   if (failures > 0) deps.metrics.count(METRIC.deadLetters, failures, { name: 'Kind', value: 'item' });
   return { entities: [...byId.values()], failures };
+}
+
+/**
+ * A partition's tail pass lists again the records after the latest valid version it read — among
+ * them invalid records it already dead-lettered: one this run filed already is not filed (or
+ * counted) twice.
+ */
+async function readByThisTail(context: StepContext, ref: string | null): Promise<boolean> {
+  if (!context.partition || context.partition.tailFrom === null || ref === null) return false;
+  const { deps, run } = context;
+  const entry = await deps.deadLetters.get(run.sourceId, deadLetterEntryId('item', ref));
+  return entry?.runId === run.runId;
 }
 
 /** Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page. */

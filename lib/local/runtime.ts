@@ -11,6 +11,8 @@ import type { ResolvedResources } from '../resources/bootstrap.js';
 
 export { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';
 
+import { WorkerClockLink } from './clock-link.js';
+import type { MovableClock } from './movable-clock.js';
 import { ScheduleFirer, type ScheduleTarget } from './schedule-firer.js';
 import { pollQueue } from './sqs-poller.js';
 
@@ -31,6 +33,11 @@ export interface LocalRuntimeOptions {
   /** How often due schedules are looked for. */
   readonly scheduleIntervalMs?: number;
   readonly redeliveryDelay?: (receiveCount: number) => number;
+  /**
+   * The engine's clock when it is a movable one that worker processes must follow (the chaos
+   * suite lets hours pass for a 429 storm): they start at its offset and follow every change.
+   */
+  readonly workerClock?: MovableClock;
 }
 
 /**
@@ -44,6 +51,7 @@ export class LocalRuntime {
   private readonly loops: Promise<void>[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly children = new Set<ChildProcess>();
+  private readonly clockLink: WorkerClockLink | undefined;
   readonly firer: ScheduleFirer;
 
   constructor(private readonly options: LocalRuntimeOptions) {
@@ -52,7 +60,15 @@ export class LocalRuntime {
       [resources.pageQueueArn, async (input) => void (await deps.queue.send(JSON.parse(input)))],
       [LOCAL_START_RUN_ARN, async (input) => void (await startScheduledRun(deps, input))],
     ]);
-    this.firer = new ScheduleFirer(clients.scheduler, resources.names.scheduleGroup, targets, deps.logger);
+    // Schedules fire on the engine's clock: a deferral is due when the engine's time says so.
+    this.firer = new ScheduleFirer(
+      clients.scheduler,
+      resources.names.scheduleGroup,
+      targets,
+      deps.logger,
+      () => deps.clock.now(),
+    );
+    this.clockLink = options.workerClock ? new WorkerClockLink(options.workerClock) : undefined;
   }
 
   /** Starts the pollers, worker processes, the reaper tick and the schedule firing. */
@@ -95,6 +111,11 @@ export class LocalRuntime {
     return reap(this.options.deps);
   }
 
+  /** Resolves once every worker process follows the engine's clock (immediately without `workerClock`). */
+  async syncWorkerClocks(): Promise<void> {
+    await this.clockLink?.sync();
+  }
+
   /** PIDs of the live worker processes (the demo and the chaos suite SIGKILL them). */
   workerPids(): number[] {
     return [...this.children].map((c) => c.pid!).filter(Boolean);
@@ -103,6 +124,7 @@ export class LocalRuntime {
   /** Stops everything this runtime started and waits for in-flight work to settle. */
   async stop(): Promise<void> {
     this.controller.abort();
+    this.clockLink?.close();
     for (const timer of this.timers) clearInterval(timer);
     const exits = [...this.children].map((child) => new Promise((resolve) => child.once('exit', resolve)));
     for (const child of this.children) child.kill('SIGTERM');
@@ -128,11 +150,14 @@ export class LocalRuntime {
   private spawnWorker(): void {
     const { resources } = this.options;
     const entry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+    const link = this.clockLink;
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      // An IPC channel only when the worker must follow the engine's clock.
+      stdio: link ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'inherit', 'inherit'],
       env: {
         ...process.env,
         ...this.options.workerEnv,
+        ...link?.env(),
         PAGE_QUEUE_URL: resources.pageQueueUrl,
         PAGE_QUEUE_ARN: resources.pageQueueArn,
         SYNC_RUNS_TABLE: resources.names.syncRunsTable,
@@ -145,6 +170,7 @@ export class LocalRuntime {
       },
     });
     this.children.add(child);
+    link?.attach(child);
     child.once('exit', () => {
       this.children.delete(child);
       // Like Lambda, a dead worker is replaced by a fresh one; its in-flight message is not.

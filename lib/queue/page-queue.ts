@@ -50,10 +50,16 @@ export function atExpression(ms: number): string {
  * deletes itself).
  */
 export class PageQueue {
+  /**
+   * @param maxQueueDelayMs - the longest wait sent as an SQS `DelaySeconds` (default and at most
+   *   900 s); longer ones become one-time schedules. A local runtime on a movable clock sets 0:
+   *   SQS delays run on the emulator's wall clock, its schedule firer on the engine's clock.
+   */
   constructor(
     private readonly sqs: SQSClient,
     readonly queueUrl: string,
     private readonly deferral: DeferralTarget | undefined,
+    private readonly maxQueueDelayMs: number = RELIABILITY.maxQueueDelayMs,
   ) {}
 
   /** Sends a page message, optionally delayed by up to 900 s. */
@@ -70,7 +76,7 @@ export class PageQueue {
   /** Enqueues `message` to be processed at `untilMs`, through SQS or a one-time schedule. */
   async sendAt(message: PageMessage, untilMs: number, now: number): Promise<Enqueued> {
     const waitMs = Math.max(0, untilMs - now);
-    if (waitMs <= RELIABILITY.maxQueueDelayMs) {
+    if (waitMs <= Math.min(this.maxQueueDelayMs, RELIABILITY.maxQueueDelayMs)) {
       const delaySeconds = Math.ceil(waitMs / 1_000);
       await this.send(message, delaySeconds);
       return { via: 'queue', delaySeconds };

@@ -1,31 +1,14 @@
 import type { Entity } from '../../lib/connectors/contract.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
+import { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 import { LocalRuntime } from '../../lib/local/runtime.js';
-import { TEST_REGION } from '../support/aws.js';
-import { setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { fastRetry, setUpTestEngine, type TestEngine, workerProcessEnv } from '../support/harness.js';
 import { ChaosQueue } from './chaos-queue.js';
 import { ChaosHooks } from './hooks.js';
 import { InProcessWorkers } from './workers.js';
 
 /** A movable clock that a trial can also put back: each trial starts at real time. */
-export interface ChaosClock {
-  now(): number;
-  advance(ms: number): void;
-  reset(): void;
-}
-
-function chaosClock(): ChaosClock {
-  let offset = 0;
-  return {
-    now: () => Date.now() + offset,
-    advance: (ms) => {
-      offset += ms;
-    },
-    reset: () => {
-      offset = 0;
-    },
-  };
-}
+export type ChaosClock = MovableClock;
 
 /**
  * Highest version each entity was loaded with by an in-process worker (zombies included): what
@@ -71,13 +54,27 @@ export interface ChaosEnv {
 const IN_PROCESS_WORKERS = 2;
 /** Frequent beats keep a working run visibly alive to the stall oracle. */
 const HEARTBEAT_MS = 500;
+/** Due deferral schedules are found within this long (the supervisor moves the clock to a wake-up). */
+const SCHEDULE_TICK_MS = 200;
 /** The runtime's own reaper timer never fires during a suite (the trials tick the reaper themselves). */
 const NEVER_MS = 2_000_000_000;
 
 export async function setUpChaosEnv(): Promise<ChaosEnv> {
-  const clock = chaosClock();
+  const clock = movableClock();
   const hooks = new ChaosHooks();
-  const engine = await setUpTestEngine('chaos', { clock, hooks, heartbeatIntervalMs: HEARTBEAT_MS });
+  // Runs are read as one stream unless a trial asks for partitions (the partition trials); a
+  // partition is worth it from 20 entities, so the trials' small sources can be split.
+  const partitionEnv = { MAX_PARTITIONS_PER_RUN: '1', MIN_ENTITIES_PER_PARTITION: '20' };
+  const engine = await setUpTestEngine('chaos', {
+    clock,
+    hooks,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    env: partitionEnv,
+    // Waits the source asks for are measured on the trial's clock, and every deferral becomes a
+    // schedule that the runtime fires on that clock: a 429 storm of hours fits a trial.
+    retry: { ...fastRetry(), now: () => clock.now() },
+    maxQueueDelayMs: 0,
+  });
   const queue = new ChaosQueue(engine.deps.queue);
   const seen = new SeenVersions();
   const items = Object.create(engine.deps.items) as EngineDeps['items'];
@@ -95,13 +92,11 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
     workers: 0,
     processWorkers: 1,
     reaperIntervalMs: NEVER_MS,
+    scheduleIntervalMs: SCHEDULE_TICK_MS,
     redeliveryDelay: () => 1,
-    workerEnv: {
-      AWS_ENDPOINT_URL: engine.aws.endpoint,
-      AWS_REGION: TEST_REGION,
-      HARVESTER_PREFIX: engine.aws.prefix,
-      LOG_LEVEL: 'SILENT',
-    },
+    // The worker process lives on the trial's clock too.
+    workerClock: clock,
+    workerEnv: { ...workerProcessEnv(engine), ...partitionEnv },
   }).start();
   return {
     engine,

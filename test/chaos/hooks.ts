@@ -5,6 +5,8 @@ export interface StepContext {
   readonly runId: string;
   readonly epoch: number;
   readonly page: number;
+  /** The partition of a partitioned run the page belongs to. */
+  readonly partition?: number;
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { FakeSource } from '../../lib/local/fake-source/index.js';
-import type { ResumeVerdict } from '../../lib/run/model.js';
+import type { ResumeVerdict, SyncRun } from '../../lib/run/model.js';
+import { partitionsOf } from '../../lib/run/partitions.js';
 import type { DeadLetter } from '../../lib/store/dead-letters.js';
 import type { ChaosEnv } from './chaos-env.js';
+import { pauseViolation } from './pauses.js';
 import type { ChaosMode } from './plan.js';
 import type { RunRecord } from './supervisor.js';
 import { queueCounts } from './workers.js';
@@ -31,6 +33,8 @@ export interface Expected {
   /** dlq_retry: refs of the entries that must still be open, each last failed by this run (= errorCount). */
   readonly stillOpen?: ReadonlySet<string>;
   readonly pages?: number;
+  /** A partitioned run: split into 2 to this many partitions, each done, their counts adding up to the run's. */
+  readonly partitions?: number;
   readonly watermark: string | null;
   /** Crashes that fired and SIGKILLs done during the run: the only excuses for a stall. */
   readonly stallFaults: number;
@@ -85,7 +89,8 @@ export async function checkRun(
   if (record.timedOut)
     fail(INVARIANT.ended, `still ${run.state} after 60 s at epoch ${run.epoch}, page ${run.nextPage}`);
   if (run.state !== 'succeeded') fail(INVARIANT.ended, `ended ${run.state}: ${JSON.stringify(run.failure)}`);
-  const allowed = RESTART_VERDICTS[expected.mode];
+  // A partitioned run resumes every unfinished partition from its own checkpoint, whatever its mode.
+  const allowed = [...RESTART_VERDICTS[expected.mode], ...(expected.partitions ? ['resumed' as const] : [])];
   for (const reap of reaps) {
     if (!allowed.includes(reap.verdict as ResumeVerdict))
       fail(INVARIANT.ended, `reaper verdict ${reap.verdict} for a ${expected.mode} run`);
@@ -108,6 +113,8 @@ export async function checkRun(
 
   const backlog = backlogViolation(record);
   if (backlog) fail(INVARIANT.stall, backlog);
+  const paused = pauseViolation(record.pauses);
+  if (paused) fail(INVARIANT.stall, paused);
 
   // The lock and the watermark.
   const source = await env.deps.sources.require(sourceId);
@@ -153,6 +160,7 @@ export async function checkRun(
     fail(INVARIANT.counts, `errorCount ${run.errorCount}, expected ${expected.errorCount}`);
   if (expected.pages !== undefined && run.progress.pages !== expected.pages)
     fail(INVARIANT.counts, `pages ${run.progress.pages}, expected ${expected.pages}`);
+  if (expected.partitions !== undefined) violations.push(...partitionViolations(run, expected));
   if (expected.entriesOfRun !== undefined) {
     const entries = await listRunEntries(env, sourceId, run.runId);
     if (entries.length !== expected.entriesOfRun || entries.length !== run.errorCount) {
@@ -195,7 +203,31 @@ export async function checkRun(
   return violations;
 }
 
-async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
+/** A partitioned run: split as asked, every partition done, and the run's counts the sums of its partitions'. */
+export function partitionViolations(
+  run: SyncRun,
+  expected: Pick<Expected, 'label' | 'partitions'>,
+): string[] {
+  const partitions = partitionsOf(run);
+  const violations: string[] = [];
+  const fail = (detail: string) => violations.push(`[${INVARIANT.counts}] ${expected.label}: ${detail}`);
+  if (partitions.length < 2 || partitions.length > (expected.partitions ?? 0))
+    fail(`${partitions.length} partitions, expected 2–${expected.partitions}`);
+  const open = partitions.filter((p) => p.state !== 'done').map((p) => `#${p.index} ${p.state}`);
+  if (run.state === 'succeeded' && open.length > 0)
+    fail(`succeeded with partitions not done: ${open.join(', ')}`);
+  const sum = (f: (p: (typeof partitions)[number]) => number) => partitions.reduce((n, p) => n + f(p), 0);
+  if (sum((p) => p.processed) !== run.progress.processed)
+    fail(`partitions processed ${sum((p) => p.processed)}, the run ${run.progress.processed}`);
+  if (sum((p) => p.pages) !== run.progress.pages)
+    fail(`partitions committed ${sum((p) => p.pages)} pages, the run ${run.progress.pages}`);
+  if (sum((p) => p.errorCount) !== run.errorCount)
+    fail(`partitions counted ${sum((p) => p.errorCount)} errors, the run ${run.errorCount}`);
+  return violations;
+}
+
+/** Waits a few seconds for the page DLQ to drain; what it still holds then, or null. */
+export async function waitForEmptyDlq(env: ChaosEnv): Promise<object | null> {
   const { sqs } = env.engine.aws.clients;
   let counts = await queueCounts(sqs, env.engine.aws.resources.pageDlqUrl);
   for (let i = 0; i < 10 && counts.visible + counts.notVisible + counts.delayed > 0; i++) {

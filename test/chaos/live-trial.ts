@@ -1,7 +1,7 @@
 import type { RunMode } from '../../lib/run/model.js';
 import { fakeRestConfig, putSource } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
-import { backlogViolation, INVARIANT } from './invariants.js';
+import { backlogViolation, INVARIANT, partitionViolations } from './invariants.js';
 import type { RunRecord } from './supervisor.js';
 import type { Trial } from './trial-faults.js';
 
@@ -56,6 +56,12 @@ export async function liveTrial(trial: Trial, run: SupervisedRun): Promise<strin
   fake.control.setLive(edits);
   const raced = await run(trial, 'incremental', true);
   fake.control.setLive(null);
+  if (plan.partitions !== null)
+    for (const v of partitionViolations(raced.record.run, {
+      label: 'raced incremental run',
+      partitions: plan.partitions,
+    }))
+      violations.push(v);
   const history = fake.control.liveHistory();
   trial.log(
     `${live.shape}: edits during the run: ${history.touched.length} touched${live.tied ? ' (tied)' : ''}, ${history.added.length} added, ${history.deleted.length} deleted`,

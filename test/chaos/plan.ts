@@ -7,6 +7,12 @@ export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const
 /** Connectors with a trial of their own in every chaos run, whatever the seeds pick. */
 export const CONNECTOR_TRIALS = ['gitlab-issues', 's3-objects'] as const;
 export type ConnectorTrial = (typeof CONNECTOR_TRIALS)[number];
+/**
+ * Partitioned runs, in every chaos run too: a full run (exact counts) and a live trial (its first
+ * incremental run split while the source is edited), each under a seed's faults.
+ */
+export const PARTITION_TRIALS = ['full', 'live'] as const;
+export type PartitionTrial = (typeof PARTITION_TRIALS)[number];
 export type ChaosMode = (typeof CHAOS_MODES)[number];
 
 /** A simulated crash (CrashHooks-style) at a step point of one page of the chaos run. */
@@ -54,6 +60,20 @@ export interface TimeoutFault {
   readonly page: number;
   readonly stallMs: number;
   readonly fetchMs: number;
+}
+
+/**
+ * A long or endless 429 storm: once the run committed `afterPages` pages, every source request
+ * answers 429 with `Retry-After: retryAfterSeconds` (> 60 s, so each page is deferred through a
+ * schedule, not slept) until the clock moved `durationMs` — or never (`null`). The supervisor lets
+ * the clock run to each wake-up. A storm that ends within the 6 h progress budget must cost no
+ * restart and lose nothing; an endless one must end the run `failed / source_unavailable` with
+ * its source released, and retry-failed must fetch the page once the source is back.
+ */
+export interface StormFault {
+  readonly afterPages: number;
+  readonly retryAfterSeconds: number;
+  readonly durationMs: number | null;
 }
 
 /** SIGKILL of the worker process once the run committed `afterPages` pages, `delayMs` after it looked busy. */
@@ -122,6 +142,10 @@ export interface TrialPlan {
   readonly backlog: BacklogFault | null;
   /** The step killed at its time limit after a long fetch (a third kind of stall, never a third stall). */
   readonly timeout: TimeoutFault | null;
+  /** full / incremental: a 429 storm that lasts hours (endless: full runs only). */
+  readonly storm: StormFault | null;
+  /** The chaos run (and a live trial's raced run) may be split into at most this many partitions; null: one stream. */
+  readonly partitions: number | null;
 }
 
 /** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
@@ -207,6 +231,7 @@ export function planTrial(seed: number): TrialPlan {
     rng.chance(0.3) && stalls < 2
       ? { page: rng.int(1, pages), stallMs: rng.int(300, 1_200), fetchMs: rng.int(60_000, 240_000) }
       : null;
+  const storm = planStorm(rng, mode, pages);
   return {
     seed,
     ...base,
@@ -222,7 +247,77 @@ export function planTrial(seed: number): TrialPlan {
     live,
     backlog,
     timeout,
+    storm,
+    partitions: null,
   };
+}
+
+/**
+ * The plan of a partition trial: the seed's faults — crashes, a zombie, a SIGKILL, a step timeout,
+ * a slow worker whose message is redelivered, duplicate, delayed and failed sends — on a
+ * run split into 2–4 partitions (crashes land on whichever partition reaches their page first).
+ * Sources of 150–250 entities in pages of 20–30, so every partition has pages to crash on. No
+ * queue backlog: the partitions that are not held keep the run moving, which is not what that
+ * fault tests.
+ */
+export function planPartitionTrial(seed: number, kind: PartitionTrial): TrialPlan {
+  const plan = planTrial(seed);
+  const rng = new Rng(seed ^ 0x9a27171);
+  const entities = rng.int(150, 250);
+  const pageSize = rng.pick([20, 25, 30]);
+  const pages = Math.ceil(entities / pageSize / 2);
+  const live: LivePlan = {
+    shape: 'github',
+    touchesPerPage: rng.int(1, 3),
+    addsPerPage: rng.int(0, 1),
+    deletesPerPage: rng.int(0, 1),
+    tied: rng.chance(0.3),
+    reconcile: rng.chance(0.5),
+  };
+  return {
+    ...plan,
+    mode: kind,
+    entities,
+    pageSize,
+    invalid: kind === 'live' ? 0 : rng.int(0, 6),
+    // No 429 storms: planning lists the source many times, and one 429 anywhere sends the whole
+    // plan back to its retry loop (the run is then read as one stream, correctly, but unsplit);
+    // and rate-budget waits learned from 429s meet the clock the trials move for the reaper.
+    rate429: 0,
+    // Crashes and the zombie on pages every partition reaches.
+    crashes: plan.crashes.map((c) => ({ ...c, page: Math.min(c.page, pages) })),
+    zombie: plan.zombie ? { ...plan.zombie, page: Math.min(plan.zombie.page, pages) } : null,
+    timeout: plan.timeout ? { ...plan.timeout, page: Math.min(plan.timeout.page, pages) } : null,
+    touches: [],
+    catchUp: { touch: 0, add: 0 },
+    fixed: 0,
+    live: kind === 'live' ? live : null,
+    backlog: null,
+    // No storms either (see rate429).
+    storm: null,
+    partitions: rng.int(2, 4),
+  };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Drawn after everything else, so older seeds keep their other faults. Waits are long enough that
+ * the reaper's pass inside each pause sees the run silent (> 90 s), and few enough per storm (≤ 8
+ * wake-ups) to fit a trial: an endless storm waits 1–2 h per wake-up until the 6 h budget is
+ * spent; a storm that ends lasts at most 5 h and waits at most 30 min, so it always ends within
+ * the budget.
+ */
+function planStorm(rng: Rng, mode: ChaosMode, pages: number): StormFault | null {
+  if ((mode !== 'full' && mode !== 'incremental') || !rng.chance(0.3)) return null;
+  // At least one page after the storm starts, so it meets a fetch.
+  const afterPages = rng.int(0, Math.max(0, pages - 2));
+  if (mode === 'full' && rng.chance(0.4)) {
+    return { afterPages, retryAfterSeconds: rng.int(3_600, 7_200), durationMs: null };
+  }
+  const retryAfterSeconds = rng.int(120, 1_800);
+  const durationMs = rng.int(retryAfterSeconds * 1_000, Math.min(5 * HOUR_MS, 6 * retryAfterSeconds * 1_000));
+  return { afterPages, retryAfterSeconds, durationMs };
 }
 
 /**
@@ -236,6 +331,7 @@ export function planConnectorTrial(seed: number, connector: ConnectorTrial): Tri
   return {
     ...plan,
     mode: 'live',
+    storm: null,
     // S3 lists cheaply: smaller pages give the planned crashes and edits more pages to land on.
     pageSize: connector === 's3-objects' ? Math.ceil(plan.pageSize / 3) : plan.pageSize,
     invalid: 0,

@@ -4,7 +4,9 @@ import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import { InFlightLedger, type InFlightSample } from './in-flight.js';
-import type { BacklogFault, KillFault, ZombieFault } from './plan.js';
+import { PausePlayer, type PauseRecord } from './pauses.js';
+import type { BacklogFault, KillFault, StormFault, TrialPlan, ZombieFault } from './plan.js';
+import { type StormRecord, StormWatch } from './storm.js';
 import { type ZombieRecord, ZombieWatch } from './zombie.js';
 
 const SAMPLE_MS = 250;
@@ -17,6 +19,8 @@ const FAST_SAMPLES = 3;
  */
 const QUIET_MS = 3_000;
 const RUN_DEADLINE_MS = 60_000;
+/** A storm's pauses (≤ 8, each a schedule to fire and a throttled fetch) get this much more. */
+const STORM_DEADLINE_MS = 30_000;
 const SILENCE_MS = RELIABILITY.silenceThresholdMs + 1_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,6 +46,10 @@ export interface RunRecord {
     readonly judgedWaiting: boolean;
     readonly fenced: number;
   } | null;
+  /** The 429 storm, when one was planned for the run. */
+  readonly storm: StormRecord | null;
+  /** The deferrals the run waited out. */
+  readonly pauses: PauseRecord;
 }
 
 interface Sample extends InFlightSample {
@@ -58,6 +66,8 @@ interface Sample extends InFlightSample {
 export class Supervisor {
   readonly ledger: InFlightLedger;
   private readonly zombie: ZombieWatch | null;
+  readonly storm: StormWatch | null;
+  private readonly pauses: PausePlayer;
   private killed = false;
   private killArmedAt: number | null = null;
 
@@ -68,12 +78,17 @@ export class Supervisor {
       kill: KillFault | null;
       zombie: ZombieFault | null;
       backlog?: BacklogFault | null;
+      storm?: StormFault | null;
     },
     private readonly log: (line: string) => void,
+    plan?: TrialPlan,
   ) {
     const { clients, resources } = env.engine.aws;
     this.ledger = new InFlightLedger(env.workers, clients.sqs, resources.pageQueueUrl);
     this.zombie = faults.zombie ? new ZombieWatch(env.deps, faults.zombie, log) : null;
+    const storm = faults.storm && plan ? new StormWatch(env, fake, plan, faults.storm, log) : null;
+    this.storm = storm;
+    this.pauses = new PausePlayer(env, log, (wakeAt) => storm?.endIfDue(wakeAt));
   }
 
   /** For the crash hook of the zombie's page. */
@@ -92,10 +107,11 @@ export class Supervisor {
     let lastPosition = '';
     let timedOut = false;
     let backlog: RunRecord['backlog'] = null;
+    const deadlineMs = RUN_DEADLINE_MS + (this.storm ? STORM_DEADLINE_MS : 0);
     for (;;) {
       const s = await this.sample(runId);
       if (isTerminal(s.run.state)) break;
-      if (Date.now() - started > RUN_DEADLINE_MS) {
+      if (Date.now() - started > deadlineMs) {
         timedOut = true;
         break;
       }
@@ -104,19 +120,26 @@ export class Supervisor {
       lastPosition = position;
       await this.maybeKill(s);
       this.zombie?.thawIfDue(s.run, false);
+      this.storm?.maybeStart(s.run.progress.pages);
       if (s.signature !== lastSignature) {
         lastSignature = s.signature;
         lastChange = Date.now();
       }
-      const candidate =
-        isActive(s.run.state) &&
-        !(s.run.deferredUntil !== null && s.run.deferredUntil > Date.now()) &&
-        s.busy === 0 &&
-        s.visible === 0 &&
-        s.delayed === 0 &&
-        !this.zombie?.starting;
-      fast = candidate && s.unexplained <= 0 ? fast + 1 : 0;
-      if (candidate && (fast >= FAST_SAMPLES || Date.now() - lastChange >= QUIET_MS)) {
+      const idle =
+        isActive(s.run.state) && s.busy === 0 && s.visible === 0 && s.delayed === 0 && !this.zombie?.starting;
+      fast = idle && s.unexplained <= 0 ? fast + 1 : 0;
+      const settled = idle && (fast >= FAST_SAMPLES || Date.now() - lastChange >= QUIET_MS);
+      // On the trial's clock: a storm's deferrals lie hours ahead of the wall clock.
+      const deferred = s.run.deferredUntil !== null && s.run.deferredUntil > this.env.clock.now();
+      if (settled && deferred) {
+        // Waiting out a deferral: let the trial's clock run to the wake-up.
+        reaps.push(...(await this.pauses.play(s.run, async (ms) => (await this.reapAfter(runId, ms)).mine)));
+        fast = 0;
+        lastChange = Date.now();
+        await sleep(SAMPLE_MS);
+        continue;
+      }
+      if (settled && !deferred) {
         const how = fast >= FAST_SAMPLES ? 'nothing in flight' : `quiet ${QUIET_MS} ms`;
         if (this.env.queue.held && this.faults.backlog) {
           // The run's successor waits in a backlogged queue: the reaper runs after the wait, then
@@ -146,12 +169,16 @@ export class Supervisor {
       }
       await sleep(SAMPLE_MS);
     }
+    // The source recovers for whatever runs next (an endless storm lasts as long as its run).
+    this.storm?.endIfDue(this.env.clock.now(), true);
     const unfired = await this.env.queue.release();
     if (unfired) this.log(`backlog: page ${unfired.page} held until the run ended; delivered now`);
     const zombie = (await this.zombie?.settle()) ?? null;
     await this.quiesce();
     const run = await this.env.deps.runs.require(runId);
-    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut, backlog };
+    const storm = this.storm?.record() ?? null;
+    const pauses = this.pauses.record();
+    return { run, reaps, killed: this.killed, zombie, openAtLastFence, timedOut, backlog, storm, pauses };
   }
 
   /** One reaper pass, 90 s of silence later as far as the reaper can tell. */
@@ -166,8 +193,10 @@ export class Supervisor {
     const report = await this.env.runtime.reapNow();
     // Re-sending a lost page at the same epoch (and re-publishing an outcome event) is not a
     // restart: only fences count as the reaper's actions on a run.
+    // Nor is ending a partitioned run whose partitions all read their windows, or starting its
+    // open window's tail pass, after its last worker died between the commit and that step.
     const mine = report.actions
-      .filter((a) => a.runId === runId && a.action !== 'resend' && a.action !== 'publish')
+      .filter((a) => a.runId === runId && !['resend', 'publish', 'finish', 'tail'].includes(a.action))
       .map(({ verdict, action }) => ({ verdict, action }));
     // A fence whose re-enqueue then failed (the send-failure fault) is missing from the report,
     // but it is a fence all the same: count it from the epoch.

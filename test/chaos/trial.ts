@@ -11,6 +11,8 @@ import { liveTrial } from './live-trial.js';
 import type { ChaosMode, TrialPlan } from './plan.js';
 import { Rng } from './rng.js';
 import { s3Trial } from './s3-trial.js';
+import { endedByStorm, sourceProfile } from './storm.js';
+import { checkEndlessStorm } from './storm-checks.js';
 import { type RunRecord, Supervisor } from './supervisor.js';
 import { latest, slowWorker, split, type Trial, touchBehindCursor } from './trial-faults.js';
 
@@ -39,7 +41,7 @@ export async function runTrial(
   const fake = await startFakeSource({
     entities: plan.entities,
     seed: plan.seed,
-    profile: { invalidRecords: plan.invalid, rate429: plan.rate429, retryAfterSeconds: [1, 2] },
+    profile: sourceProfile(plan),
   });
   const rng = new Rng(plan.seed ^ 0x5bd1e995);
   const trial: Trial = {
@@ -73,6 +75,8 @@ export async function runTrial(
 const MODES: Record<ChaosMode, (trial: Trial) => Promise<string[]>> = {
   full: async (trial) => {
     const { record, stallFaults } = await supervisedRun(trial, 'full', true);
+    if (endedByStorm(record.storm, record.run))
+      return checkEndlessStorm(trial, record, stallFaults, supervisedRun);
     return checkRun(trial.env, trial.fake, record, fullExpectation(trial, 'chaos full run', stallFaults));
   },
 
@@ -170,9 +174,9 @@ export async function supervisedRun(
 ): Promise<{ record: RunRecord; stallFaults: number }> {
   const { env, plan } = trial;
   const faults = faulty
-    ? { kill: plan.kill, zombie: plan.zombie, backlog: plan.backlog }
-    : { kill: null, zombie: null, backlog: null };
-  const supervisor = new Supervisor(env, trial.fake, faults, trial.log);
+    ? { kill: plan.kill, zombie: plan.zombie, backlog: plan.backlog, storm: plan.storm }
+    : { kill: null, zombie: null, backlog: null, storm: null };
+  const supervisor = new Supervisor(env, trial.fake, faults, trial.log, plan);
   if (trial.baseline === null) trial.baseline = await supervisor.ledger.calibrate();
   else supervisor.ledger.useBaseline(trial.baseline);
   const logCrash = (point: StepPoint, c: StepContext) =>
@@ -216,7 +220,10 @@ export async function supervisedRun(
       await slow?.(point, context);
     },
   });
-  const started = await startRun(env.deps, { sourceId: trial.sourceId, mode });
+  // A storm planned from the first page is on before the run starts.
+  supervisor.storm?.maybeStart(0);
+  const partitions = plan.partitions !== null && faulty ? { partitions: plan.partitions } : {};
+  const started = await startRun(env.deps, { sourceId: trial.sourceId, mode, ...partitions });
   env.hooks.bind(started.runId);
   if (faults.backlog) env.queue.armBacklog(started.runId, faults.backlog.page);
   trial.log(`${mode} run ${started.runId} started${faulty ? " under the plan's faults" : ''}`);
@@ -234,13 +241,17 @@ export async function supervisedRun(
 
 function fullExpectation(trial: Trial, label: string, stallFaults: number): Expected {
   const { valid, invalid } = split(trial.fake);
+  const partitioned = trial.plan.partitions !== null && label === 'chaos full run';
   return {
     label,
     mode: 'full',
     processed: valid.length,
     errorCount: invalid.length,
     entriesOfRun: invalid.length,
-    pages: Math.ceil(trial.plan.entities / trial.plan.pageSize),
+    // A partitioned run's pages depend on where its windows fall (checked per partition instead).
+    ...(partitioned
+      ? { partitions: trial.plan.partitions! }
+      : { pages: Math.ceil(trial.plan.entities / trial.plan.pageSize) }),
     // A successful full run over a keyed stream sets the watermark: it read everything.
     watermark: latest(valid),
     stallFaults,

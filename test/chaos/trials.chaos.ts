@@ -15,6 +15,13 @@
  *   killed at its time limit (claimed, alive in a long fetch while the clock moves 1–4 min, then dead);
  * - a queue backlog: a successor sent and confirmed but held back until the clock moved past the
  *   90 s silence threshold and the reaper ran — it must report the run waiting and fence nothing;
+ * - a long or endless 429 storm (full and incremental runs): every source request throttled with a
+ *   `Retry-After` of 2 min–2 h, so each page is deferred through a schedule; the supervisor runs
+ *   the trial's clock (shared with the worker process and the runtime's schedule firer) to each
+ *   wake-up and ticks the reaper inside each pause — it must leave the deferred run alone. A storm
+ *   that ends (within 5 h) must cost no restart and lose nothing; an endless one must end the run
+ *   `failed / source_unavailable` within the 6 h budget with its source released, and retry-failed
+ *   must then fetch exactly the page it could not (`storm.ts`, `storm-checks.ts`);
  * - a slow worker that stalls (alive) at a step point while its message is redelivered to another
  *   worker, so two copies of one page race;
  * - incremental runs: entities modified behind the committed cursor while the run reads.
@@ -39,7 +46,14 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ChaosEnv, setUpChaosEnv } from './chaos-env.js';
-import { CONNECTOR_TRIALS, planConnectorTrial, planTrial, type TrialPlan } from './plan.js';
+import {
+  CONNECTOR_TRIALS,
+  PARTITION_TRIALS,
+  planConnectorTrial,
+  planPartitionTrial,
+  planTrial,
+  type TrialPlan,
+} from './plan.js';
 import { connectorTrialSeed, trialSeeds } from './rng.js';
 import { runTrial, type TrialOutcome } from './trial.js';
 
@@ -78,6 +92,20 @@ describe('connector trials', () => {
     async (connector) => {
       const plan = planConnectorTrial(connectorTrialSeed(connector), connector);
       const outcome = await runTrial(env, plan, connector === 's3-objects' ? 's3-objects' : undefined);
+      if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
+      if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
+    },
+  );
+});
+
+describe('partition trials', () => {
+  // Every chaos run also runs a partitioned full run and a partitioned live trial under a seed's
+  // faults (CHAOS_SEED replays them).
+  it.each(PARTITION_TRIALS)(
+    '%s, split into partitions: nothing lost, nothing duplicated, counts exact per partition and in all',
+    async (kind) => {
+      const plan = planPartitionTrial(connectorTrialSeed(`partitions-${kind}`), kind);
+      const outcome = await runTrial(env, plan);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },

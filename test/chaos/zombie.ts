@@ -38,6 +38,9 @@ export class Zombie {
     };
     const runs = Object.create(deps.runs) as EngineDeps['runs'];
     runs.heartbeat = async (...args) => (this.paused ? undefined : deps.runs.heartbeat(...args));
+    // A partition's worker beats on its partition.
+    const partitions = Object.create(deps.partitions) as EngineDeps['partitions'];
+    partitions.heartbeat = async (...args) => (this.paused ? undefined : deps.partitions.heartbeat(...args));
     const items = Object.create(deps.items) as EngineDeps['items'];
     items.loadAll = async (...args) => {
       if (fault.pauseAt === 'beforeLoad' && !this.pausedOnce) await freeze();
@@ -46,6 +49,7 @@ export class Zombie {
     const zombieDeps: EngineDeps = {
       ...deps,
       runs,
+      partitions,
       items,
       hooks: {
         async at(point) {
@@ -96,18 +100,29 @@ export class ZombieWatch {
   ) {}
 
   /** Called by the crash hook of the zombie's page: the dying worker's message goes to the zombie. */
-  launch(context: { runId: string; epoch: number; page: number }): void {
+  launch(context: { runId: string; epoch: number; page: number; partition?: number }): void {
     if (this.zombie || this.starting) return;
     this.starting = true;
     this.task = (async () => {
       const run = await this.deps.runs.require(context.runId);
-      const cursor = context.page === 1 ? null : run.checkpoint?.cursor;
-      if (cursor === undefined || (context.page > 1 && run.checkpoint?.page !== context.page - 1)) {
+      const { partition } = context;
+      // A partition's page continues from its partition's checkpoint.
+      const chain = partition === undefined ? run : run.partitions?.[String(partition)];
+      const cursor = context.page === 1 ? null : chain?.checkpoint?.cursor;
+      if (cursor === undefined || (context.page > 1 && chain?.checkpoint?.page !== context.page - 1)) {
         this.log(`zombie skipped: no checkpoint for page ${context.page}`);
         return;
       }
       const { runId, sourceId } = run;
-      const message = { v: 1 as const, runId, sourceId, epoch: context.epoch, page: context.page, cursor };
+      const message = {
+        v: 1 as const,
+        runId,
+        sourceId,
+        epoch: context.epoch,
+        page: context.page,
+        cursor,
+        ...(partition !== undefined ? { partition } : {}),
+      };
       this.zombie = new Zombie(this.deps, message, this.fault);
       this.epoch = context.epoch;
       await this.zombie.settledOrPaused;

@@ -3,7 +3,6 @@ import { RELIABILITY } from '../../lib/config/constants.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
-import { TEST_REGION } from '../support/aws.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,
@@ -11,6 +10,7 @@ import {
   setUpTestEngine,
   type TestEngine,
   waitForRun,
+  workerProcessEnv,
 } from '../support/harness.js';
 
 const clock = movableClock();
@@ -26,12 +26,7 @@ beforeAll(async () => {
       workers: 0,
       processWorkers: 1,
       reaperIntervalMs: 3_600_000,
-      workerEnv: {
-        AWS_ENDPOINT_URL: engine.aws.endpoint,
-        AWS_REGION: TEST_REGION,
-        HARVESTER_PREFIX: engine.aws.prefix,
-        LOG_LEVEL: 'SILENT',
-      },
+      workerEnv: workerProcessEnv(engine),
     })
     .start();
 });

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runView } from '../../lib/api/views.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { FakeSourceOptions } from '../../lib/local/fake-source/index.js';
 import type { RunMode } from '../../lib/run/model.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**
  * Dead-letter counts are one truth: a run's K is the number of open entries whose last failure
@@ -17,30 +10,19 @@ import {
  * entity resolves its open item entry; a retry-failed run that fixes nothing says so.
  */
 
-let engine: TestEngine;
-const fakes: FakeSource[] = [];
+const setup = useEngineWithFakes('dlq-counts', { heartbeatIntervalMs: 200 });
+const { engine } = setup;
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('dlq-counts', { heartbeatIntervalMs: 200 });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
-
-async function newSource(entities: number, profile: Parameters<typeof startFakeSource>[0]['profile']) {
-  const fake = await startFakeSource({ entities, seed: 900 + counter, profile });
-  fakes.push(fake);
+async function newSource(entities: number, profile: FakeSourceOptions['profile']) {
+  const fake = await setup.startFake({ entities, seed: 900 + counter, profile });
   const sourceId = `dlq-counts-${++counter}`;
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
   return { sourceId, fake };
 }
 
 async function runToEnd(sourceId: string, mode: RunMode) {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return runView(engine.deps, await waitForRun(engine.deps, started.runId));
+  return runView(engine.deps, await setup.runToEnd(sourceId, mode));
 }
 
 async function listedFor(sourceId: string, runId: string): Promise<number> {

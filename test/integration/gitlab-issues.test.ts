@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import {
-  type FakeSource,
-  type FaultProfile,
-  type LiveOptions,
-  startFakeSource,
-} from '../../lib/local/fake-source/index.js';
-import type { RunMode } from '../../lib/run/model.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { FaultProfile, LiveOptions } from '../../lib/local/fake-source/index.js';
+import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
 /**
@@ -15,22 +8,11 @@ import { compareWithTruth } from '../support/live.js';
  * keyset reading under live edits, GitLab's throttling answers, totals from `X-Total`.
  */
 
-let engine: TestEngine;
-const fakes: FakeSource[] = [];
+const { engine, startFake, runToEnd } = useEngineWithFakes('gitlab', { heartbeatIntervalMs: 500 });
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('gitlab', { heartbeatIntervalMs: 500 });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
-
 async function gitlabSource(entities: number, options: { live?: LiveOptions; profile?: FaultProfile } = {}) {
-  const fake = await startFakeSource({ entities, seed: 1_400 + counter, latencyMs: 0, ...options });
-  fakes.push(fake);
+  const fake = await startFake({ entities, seed: 1_400 + counter, latencyMs: 0, ...options });
   const sourceId = `gitlab-${++counter}`;
   await putSource(engine.deps, sourceId, 'gitlab-issues', {
     project: 'acme/platform/api',
@@ -38,11 +20,6 @@ async function gitlabSource(entities: number, options: { live?: LiveOptions; pro
     perPage: 20,
   });
   return { fake, sourceId };
-}
-
-async function runToEnd(sourceId: string, mode: RunMode) {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return waitForRun(engine.deps, started.runId, undefined, 120_000);
 }
 
 describe('gitlab-issues against the fake GitLab', () => {

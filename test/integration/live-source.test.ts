@@ -1,14 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
-import type { RunMode } from '../../lib/run/model.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { LiveOptions } from '../../lib/local/fake-source/index.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
 /**
@@ -17,24 +9,13 @@ import { compareWithTruth } from '../support/live.js';
  * behaviour, then checks the store against the ground truth.
  */
 
-let engine: TestEngine;
-const fakes: FakeSource[] = [];
+const { engine, startFake, runToEnd } = useEngineWithFakes('live', { heartbeatIntervalMs: 500 });
 let counter = 0;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('live', { heartbeatIntervalMs: 500 });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
 
 type Shape = 'github' | 'rest-page' | 'rest-cursor' | 'rest-next-url';
 
 async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
-  const fake = await startFakeSource({ entities, seed: 900 + counter, live, latencyMs: 0 });
-  fakes.push(fake);
+  const fake = await startFake({ entities, seed: 900 + counter, live, latencyMs: 0 });
   const sourceId = `live-${shape}-${++counter}`;
   if (shape === 'github') {
     await putSource(engine.deps, sourceId, 'github-issues', {
@@ -60,11 +41,6 @@ async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
     );
   }
   return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
-}
-
-async function runToEnd(sourceId: string, mode: RunMode) {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return waitForRun(engine.deps, started.runId, undefined, 120_000);
 }
 
 describe('a source edited during a run loses nothing', () => {

@@ -1,43 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { FakeSourceOptions } from '../../lib/local/fake-source/index.js';
 import { CrashHooks } from '../support/crash.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
-let engine: TestEngine;
 const hooks = new CrashHooks();
-const fakes: FakeSource[] = [];
+const { engine, startFake, runToEnd } = useEngineWithFakes('modes', { hooks, heartbeatIntervalMs: 200 });
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('modes', { hooks, heartbeatIntervalMs: 200 });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
-
-async function newSource(
-  entities: number,
-  profile: Parameters<typeof startFakeSource>[0]['profile'] = 'none',
-) {
-  const fake = await startFakeSource({ entities, seed: 500 + counter, profile });
-  fakes.push(fake);
+async function newSource(entities: number, profile: FakeSourceOptions['profile'] = 'none') {
+  const fake = await startFake({ entities, seed: 500 + counter, profile });
   const sourceId = `modes-${++counter}`;
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
   return { sourceId, fake };
-}
-
-async function runToEnd(sourceId: string, mode: 'full' | 'incremental' | 'reconciliation' | 'dlq_retry') {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return waitForRun(engine.deps, started.runId);
 }
 
 describe('incremental runs and the watermark', () => {

@@ -1,11 +1,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import type { RunView } from '../../lib/api/schemas/runs.js';
+import { runLines } from '../../lib/cli/output.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
+import { loadConfig } from '../../lib/config/env.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
+import { TEST_REGION } from '../support/aws.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
@@ -126,6 +133,27 @@ describe('a partitioned full run', () => {
     await expectStoreMatches(sourceId, source);
     expect(raced.progress.processed).toBeGreaterThanOrEqual(300);
     expect((await engine.deps.sources.require(sourceId)).watermark).toBe(source.truth().at(-1)!.updatedAt);
+  }, 60_000);
+
+  it('a broken record after the open window’s last valid one is dead-lettered once, though its tail lists it again', async () => {
+    const { sourceId, source } = await newSource(300);
+    const truth = source.truth();
+    source.invalid.add(truth.at(-1)!.id);
+    source.fixedPlan = [truth[100]!.updatedAt, truth[200]!.updatedAt, truth[295]!.updatedAt];
+    // The bounded windows are slow: the open one ends first, goes idle, and reads its tail last.
+    source.beforePage = async (window) => {
+      if (window?.until !== null) await new Promise((resolve) => setTimeout(resolve, 100));
+    };
+
+    const done = await run(sourceId);
+    source.beforePage = undefined;
+
+    expect(done.state).toBe('succeeded');
+    expect(partitionsOf(done).at(-1)!.tailFrom).not.toBeNull();
+    expect(source.served.get(truth.at(-1)!.id)).toBe(2);
+    expect(done.progress.processed).toBe(299);
+    expect(done.errorCount).toBe(1);
+    expect(await engine.deps.deadLetters.listAll(sourceId)).toHaveLength(1);
   }, 60_000);
 
   it('a run not worth splitting stays one stream', async () => {
@@ -323,4 +351,68 @@ describe('github-issues against the live fake source', () => {
     expect(comparison.missing).toEqual([]);
     expect(comparison.stale).toEqual([]);
   }, 90_000);
+});
+
+describe('the API and the CLI show partitions', () => {
+  async function call(
+    method: string,
+    url: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: RunView }> {
+    const config = loadConfig({
+      AWS_REGION: TEST_REGION,
+      AWS_ENDPOINT_URL: engine.aws.endpoint,
+      HARVESTER_PREFIX: engine.aws.prefix,
+      LOG_LEVEL: 'SILENT',
+    });
+    const api = createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
+    const raw = body === undefined ? undefined : JSON.stringify(body);
+    const response = await handleApiRequest(
+      apiGatewayEvent({
+        method,
+        url,
+        ...(raw === undefined ? {} : { body: raw, headers: { 'content-type': 'application/json' } }),
+      }),
+      api,
+    );
+    return { status: response.statusCode ?? 0, json: JSON.parse(response.body ?? '{}') as RunView };
+  }
+
+  it('a run started with a bound of 2 lists its 2 partitions: window, position, state and N', async () => {
+    const { sourceId } = await newSource(300);
+
+    const started = await call('POST', `/sources/${sourceId}/runs`, { mode: 'full', partitions: 2 });
+    await waitForRun(engine.deps, started.json.runId);
+    const view = (await call('GET', `/runs/${started.json.runId}`)).json;
+
+    expect(started.status).toBe(202);
+    expect(view.summary).toBe('300 processed, 0 in DLQ');
+    expect(view.partitions).toHaveLength(2);
+    const [first, second] = view.partitions!;
+    expect(first).toMatchObject({ index: 0, state: 'done', window: { from: null } });
+    expect(second).toMatchObject({
+      index: 1,
+      state: 'done',
+      window: { from: first!.window.until, until: null },
+    });
+    expect(first!.processed + second!.processed).toBe(300);
+    expect(first!.checkpoint?.page).toBe(first!.pages);
+    const lines = runLines(view);
+    expect(lines).toContain('partitions 2: 2 done');
+    expect(lines.find((l) => l.startsWith('  #0  [start, '))).toContain(`${first!.processed} processed`);
+    expect(lines.find((l) => l.startsWith('  #1  ['))).toContain(', open)  done');
+  }, 60_000);
+
+  it('an unpartitioned run shows no partitions; a bound outside 1–64 is refused', async () => {
+    const { sourceId } = await newSource(20);
+
+    const refused = await call('POST', `/sources/${sourceId}/runs`, { mode: 'full', partitions: 65 });
+    const started = await call('POST', `/sources/${sourceId}/runs`, { mode: 'full' });
+    await waitForRun(engine.deps, started.json.runId);
+    const view = (await call('GET', `/runs/${started.json.runId}`)).json;
+
+    expect(refused.status).toBe(400);
+    expect(view.partitions).toBeUndefined();
+    expect(runLines(view).some((l) => l.startsWith('partitions'))).toBe(false);
+  }, 60_000);
 });

@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
-import type { RunMode } from '../../lib/run/model.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import type { LiveOptions } from '../../lib/local/fake-source/index.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
 /**
@@ -17,27 +9,16 @@ import { compareWithTruth } from '../support/live.js';
  * counts as seen; each absence confirmed by fetching the item; the pass in bounded slices.
  */
 
-let engine: TestEngine;
-const fakes: FakeSource[] = [];
+const { engine, startFake, runToEnd } = useEngineWithFakes('reconcile', { heartbeatIntervalMs: 500 });
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('reconcile', { heartbeatIntervalMs: 500 });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
-
 async function source(shape: 'github' | 'rest-page' | 'rest-cursor', entities: number, live?: LiveOptions) {
-  const fake = await startFakeSource({
+  const fake = await startFake({
     entities,
     seed: 700 + counter,
     latencyMs: 0,
     ...(live ? { live } : {}),
   });
-  fakes.push(fake);
   const sourceId = `rec-${shape}-${++counter}`;
   if (shape === 'github') {
     await putSource(engine.deps, sourceId, 'github-issues', {
@@ -54,11 +35,6 @@ async function source(shape: 'github' | 'rest-page' | 'rest-cursor', entities: n
     await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, overrides));
   }
   return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
-}
-
-async function runToEnd(sourceId: string, mode: RunMode) {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return waitForRun(engine.deps, started.runId, undefined, 120_000);
 }
 
 describe('a reconciliation raced by edits', () => {

@@ -293,6 +293,88 @@ describe('a source that answers 429 forever', () => {
   });
 });
 
+/** A full run read as one stream (no planning step): the source's answers meet the page's fetch. */
+async function newUnsplitRun(): Promise<string> {
+  const sourceId = `waiting-${++counter}`;
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  return (await startRun(engine.deps, { sourceId, mode: 'full', partitions: 1 })).runId;
+}
+
+/**
+ * The engine with its deferred pages handed to the test, which moves the clock to their wake-up.
+ * Without rate budgets: these tests count the source's own answers against the page's attempts.
+ */
+function handingDeferralsToTest(): { deps: EngineDeps; pending: { message: PageMessage; until: number }[] } {
+  const pending: { message: PageMessage; until: number }[] = [];
+  const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
+  queue.sendAt = async (message, until) => {
+    pending.push({ message, until });
+    return { via: 'queue', delaySeconds: 0 };
+  };
+  const { budgets: _unbudgeted, ...deps } = engine.deps;
+  return { deps: { ...deps, queue }, pending };
+}
+
+describe('a 429 storm that ends within the budget', () => {
+  it('costs the page none of its attempts: a short 429 right after the storm is retried, not dead-lettered', async () => {
+    const runId = await newUnsplitRun();
+    // Every answer a 429 asking for ten minutes, until the script says otherwise.
+    const script: number[] = [];
+    const stormy: typeof fetch = async (input, init) => {
+      const retryAfter = script.shift() ?? 600;
+      if (retryAfter === 0) return engine.deps.fetch(input, init);
+      return new Response('{}', { status: 429, headers: { 'retry-after': String(retryAfter) } });
+    };
+    const handed = handingDeferralsToTest();
+    const { pending } = handed;
+    const deps = { ...handed.deps, fetch: stormy };
+    pending.push({ message: await takeOne(runId), until: clock.now() });
+    // An hour of storm: six deferred wake-ups, each throttled again.
+    for (let delivery = 0; delivery < 6; delivery++) {
+      const { message, until } = pending.shift()!;
+      clock.advance(Math.max(0, until - clock.now()));
+      expect(await processPage(deps, message)).toMatchObject({ outcome: 'deferred' });
+    }
+
+    // The storm is over; the source's first answer is one more short 429, then the page.
+    script.push(1, 0, 0);
+    const { message, until } = pending.shift()!;
+    clock.advance(Math.max(0, until - clock.now()));
+    const woken = await processPage(deps, message);
+
+    expect(woken).toEqual({ outcome: 'committed', next: 'enqueued' });
+    expect(await engine.deps.runs.require(runId)).toMatchObject({
+      state: 'running',
+      restarts: 0,
+      nextPage: 2,
+    });
+  });
+
+  it('keeps the failures spent before the long wait: the page’s fifth failure dead-letters it after the wake-up', async () => {
+    const runId = await newUnsplitRun();
+    // The source's answers, in order, before it answers for real.
+    const script = [503, 503, 503, 503, 429];
+    const scripted: typeof fetch = async (input, init) => {
+      const status = script.shift();
+      if (status === undefined) return engine.deps.fetch(input, init);
+      return new Response('{}', { status, headers: status === 429 ? { 'retry-after': '600' } : {} });
+    };
+    const handed = handingDeferralsToTest();
+    const deps = { ...handed.deps, fetch: scripted };
+    expect(await processPage(deps, await takeOne(runId))).toMatchObject({ outcome: 'deferred' });
+
+    script.push(503);
+    const { message, until } = handed.pending.shift()!;
+    clock.advance(until - clock.now());
+    const woken = await processPage(deps, message);
+
+    expect(woken).toEqual({ outcome: 'failed', reason: 'page_failed' });
+    const { sourceId } = await engine.deps.runs.require(runId);
+    const pages = (await engine.deps.deadLetters.listAll(sourceId)).filter((e) => e.kind === 'page');
+    expect(pages).toEqual([expect.objectContaining({ attempts: RELIABILITY.attemptsPerRequest, runId })]);
+  });
+});
+
 describe('deferral schedules', () => {
   it('gives a second deferral of the same page its own schedule instead of a swallowed conflict', async () => {
     const runId = await newRun('full');

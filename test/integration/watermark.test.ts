@@ -1,12 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { StepPoint } from '../../lib/engine/deps.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, type LiveOptions, startFakeSource } from '../../lib/local/fake-source/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
-import type { RunMode, SyncRun } from '../../lib/run/model.js';
+import type { FakeSource, LiveOptions } from '../../lib/local/fake-source/index.js';
+import type { SyncRun } from '../../lib/run/model.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
 /**
@@ -16,34 +15,16 @@ import { compareWithTruth } from '../support/live.js';
 
 const clock = movableClock();
 const hooks = new CrashHooks();
-let engine: TestEngine;
-let runtime: LocalRuntime;
-const fakes: FakeSource[] = [];
+const { engine, runtime, startFake, runToEnd } = useEngineWithFakes('watermark', { clock, hooks });
 let counter = 0;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('watermark', { clock, hooks });
-  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
 afterEach(() => hooks.disarm());
 
 async function fake(entities: number, startAt: string, live?: LiveOptions): Promise<FakeSource> {
-  const source = await startFakeSource({ entities, seed: 300 + counter++, startAt, latencyMs: 0, live });
-  fakes.push(source);
-  return source;
+  return startFake({ entities, seed: 300 + counter++, startAt, latencyMs: 0, live });
 }
 
 function github(source: FakeSource, repo = 'one', perPage = 20) {
   return { owner: 'octo', repo, baseUrl: source.url, perPage };
-}
-
-async function runToEnd(sourceId: string, mode: RunMode): Promise<SyncRun> {
-  const started = await startRun(engine.deps, { sourceId, mode });
-  return waitForRun(engine.deps, started.runId, undefined, 120_000);
 }
 
 describe('the watermark belongs to the stream', () => {

@@ -1,14 +1,21 @@
 import { ulid } from 'ulid';
+import { afterAll, beforeAll } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import {
+  type FakeSource,
+  type FakeSourceOptions,
+  startFakeSource,
+} from '../../lib/local/fake-source/index.js';
 import { LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import type { BootstrapOptions } from '../../lib/resources/bootstrap.js';
 import type { RetryDeps } from '../../lib/retry/outcome.js';
 import { runParamsHash, stableHash } from '../../lib/run/hash.js';
-import { isTerminal, type SyncRun } from '../../lib/run/model.js';
+import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
 
 /** Retry timing for tests: real backoff decisions, sleeps shortened a hundredfold. */
@@ -30,21 +37,24 @@ export interface TestEngine {
   stop(): Promise<void>;
 }
 
+/** Options of {@link setUpTestEngine}: the engine's own options, the bootstrap, extra config environment. */
+export type TestEngineOptions = Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
+  bootstrap?: BootstrapOptions;
+  /** Extra environment for the engine's config (`WATERMARK_LOOKBACK_SECONDS`, …). */
+  env?: Record<string, string>;
+};
+
 /** Sets up resources and an engine for one test file; call `stop()` after the file. */
-export async function setUpTestEngine(
-  hint: string,
-  options: Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
-    bootstrap?: BootstrapOptions;
-    /** Extra environment for the engine's config (`WATERMARK_LOOKBACK_SECONDS`, …). */
-    env?: Record<string, string>;
-  } = {},
-): Promise<TestEngine> {
+export async function setUpTestEngine(hint: string, options: TestEngineOptions = {}): Promise<TestEngine> {
   const aws = await setUpTestAws(hint, options.bootstrap);
   const config = loadConfig({
     AWS_REGION: TEST_REGION,
     AWS_ENDPOINT_URL: aws.endpoint,
     HARVESTER_PREFIX: aws.prefix,
     LOG_LEVEL: 'SILENT',
+    // Tests read one ordered stream unless they ask for partitions (their page numbers, crash
+    // points and request counts are those of a single stream).
+    MAX_PARTITIONS_PER_RUN: '1',
     ...options.env,
   });
   const { bootstrap: _bootstrap, env: _env, ...engineOptions } = options;
@@ -76,6 +86,17 @@ export async function setUpTestEngine(
       runtimes.push(runtime);
       return runtime;
     },
+  };
+}
+
+/** The environment a worker process of `engine`'s runtime needs (`workerEnv`): the emulator and the file's resources. */
+export function workerProcessEnv(engine: Pick<TestEngine, 'aws'>): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: engine.aws.endpoint,
+    AWS_REGION: TEST_REGION,
+    HARVESTER_PREFIX: engine.aws.prefix,
+    LOG_LEVEL: 'SILENT',
+    MAX_PARTITIONS_PER_RUN: '1',
   };
 }
 
@@ -139,3 +160,71 @@ export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promi
 }
 
 export { fakeRestConfig } from '../../lib/local/fake-source/connector-config.js';
+
+/** A test file's engine under a running local runtime, and the fake sources it starts. */
+export interface EngineWithFakes {
+  /** The file's engine (set up in `beforeAll`; read it inside tests and hooks). */
+  readonly engine: TestEngine;
+  /** The runtime polling the file's page queue (its reaper timer is off: tests reap by hand). */
+  readonly runtime: Pick<LocalRuntime, 'reapNow' | 'workerPids'>;
+  /** Starts a fake source that is stopped after the file. */
+  startFake(options: FakeSourceOptions): Promise<FakeSource>;
+  /** Starts a run of `mode` and waits until it ended and its outcome event is out. */
+  runToEnd(sourceId: string, mode: RunMode, timeoutMs?: number): Promise<SyncRun>;
+}
+
+/**
+ * The setup the engine-level integration files share: an engine on the file's own resources
+ * (`hint` names them), a local runtime with `workers` in-process workers (default 2) and no reaper
+ * timer, and the fake sources the file starts — all stopped after the file. Call it at the top
+ * level of a test file.
+ *
+ * @example
+ * const { engine, startFake, runToEnd } = useEngineWithFakes('live', { heartbeatIntervalMs: 500 });
+ */
+export function useEngineWithFakes(
+  hint: string,
+  options: TestEngineOptions & { workers?: number } = {},
+): EngineWithFakes {
+  const { workers = 2, ...engineOptions } = options;
+  let set: { engine: TestEngine; runtime: LocalRuntime } | undefined;
+  const fakes: FakeSource[] = [];
+  const ready = () => {
+    if (!set) throw new Error(`useEngineWithFakes('${hint}'): the engine is set up in beforeAll`);
+    return set;
+  };
+  beforeAll(async () => {
+    const engine = await setUpTestEngine(hint, engineOptions);
+    set = { engine, runtime: engine.runtime({ workers, reaperIntervalMs: 3_600_000 }).start() };
+  });
+  afterAll(async () => {
+    await set?.engine.stop();
+    await Promise.all(fakes.map((f) => f.stop()));
+  });
+  const engine: TestEngine = {
+    get aws() {
+      return ready().engine.aws;
+    },
+    get deps() {
+      return ready().engine.deps;
+    },
+    runtime: (runtimeOptions) => ready().engine.runtime(runtimeOptions),
+    stop: () => ready().engine.stop(),
+  };
+  return {
+    engine,
+    runtime: {
+      reapNow: () => ready().runtime.reapNow(),
+      workerPids: () => ready().runtime.workerPids(),
+    },
+    async startFake(fakeOptions) {
+      const fake = await startFakeSource(fakeOptions);
+      fakes.push(fake);
+      return fake;
+    },
+    async runToEnd(sourceId, mode, timeoutMs = 120_000) {
+      const started = await startRun(engine.deps, { sourceId, mode });
+      return waitForRun(engine.deps, started.runId, undefined, timeoutMs);
+    },
+  };
+}

@@ -47,6 +47,8 @@ export class MemorySource {
   beforePage: ((window: ConnectorContext['window'] | undefined) => Promise<void> | void) | undefined;
   /** Boundaries the plan returns instead of computing them (null: computed from the data). */
   fixedPlan: string[] | null = null;
+  /** Entities served broken: they do not normalize (dead-lettered by the run). */
+  readonly invalid = new Set<string>();
 
   constructor(count: number) {
     for (let i = 0; i < count; i++) this.add();
@@ -167,8 +169,10 @@ export const memoryKeyedConnector: Connector<Config> = {
     if (!entity) throw new ClassifiedError('permanent', 'gone');
     return entity;
   },
-  normalize(_config, raw) {
+  normalize(config, raw) {
     const e = raw as Entity;
+    if (sources.get(config.key)?.invalid.has(e.id))
+      return { ok: false, reason: 'broken on purpose', ref: e.id };
     return { ok: true, entity: { id: e.id, version: e.updatedAt, data: { value: e.value } } };
   },
   classify(error): Classification {

@@ -95,13 +95,19 @@ describe('planByPosition', () => {
     expect(plan.boundaries).toEqual([iso(BASE + 9)]);
   });
 
-  it('drops a boundary whose entity does not normalize', async () => {
+  it('reads the next position when the entity at a quantile does not normalize, and drops the boundary after three', async () => {
     const times = Array.from({ length: 100 }, (_, i) => i);
-    const plan = await planByPosition(positional(times, { invalid: [50] }).reader, {
+    const near = await planByPosition(positional(times, { invalid: [50] }).reader, {
       maxWindows: 4,
       minEntitiesPerWindow: 10,
     });
-    expect(plan.boundaries).toEqual([iso(BASE + 25), iso(BASE + 75)]);
+    expect(near.boundaries).toEqual([iso(BASE + 25), iso(BASE + 51), iso(BASE + 75)]);
+    expect(near.requests).toBe(5);
+    const dropped = await planByPosition(positional(times, { invalid: [50, 51, 52] }).reader, {
+      maxWindows: 4,
+      minEntitiesPerWindow: 10,
+    });
+    expect(dropped.boundaries).toEqual([iso(BASE + 25), iso(BASE + 75)]);
   });
 
   it('plans no windows for an empty or small listing', async () => {

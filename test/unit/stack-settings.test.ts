@@ -20,6 +20,8 @@ describe('resolveSettings', () => {
         'harvester:workerMaxConcurrency': '25',
         'harvester:logLevel': 'DEBUG',
         'harvester:tracing': 'false',
+        'harvester:maxPartitionsPerRun': '16',
+        'harvester:minEntitiesPerPartition': '1000',
       },
     });
     expect(resolveSettings(app)).toMatchObject({
@@ -27,6 +29,8 @@ describe('resolveSettings', () => {
       workerMaxConcurrency: 25,
       logLevel: 'DEBUG',
       tracing: false,
+      maxPartitionsPerRun: 16,
+      minEntitiesPerPartition: 1000,
     });
   });
 
@@ -60,6 +64,8 @@ describe('resolveSettings', () => {
     ['harvester:workerMaxConcurrency', '1'],
     ['harvester:workerMaxConcurrency', '2.5'],
     ['harvester:logLevel', 'TRACE'],
+    ['harvester:maxPartitionsPerRun', '65'],
+    ['harvester:maxPartitionsPerRun', '0'],
     ['harvester:allowedSourceHosts', 42],
   ])('rejects %s=%s', (key, value) => {
     expect(() => resolveSettings(new App({ context: { [key]: value } }))).toThrow(key);

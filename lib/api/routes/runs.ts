@@ -33,6 +33,7 @@ export const runRoutes: Route[] = [
         sourceId: params.sourceId,
         mode: body.mode,
         trigger: triggerOf(request),
+        ...(body.partitions !== undefined ? { partitions: body.partitions } : {}),
       });
       return {
         status: 202,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
+import { PARTITION_STATES, RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
+import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
 import {
   IsoTimeSchema,
   PageQuerySchema,
@@ -19,11 +20,52 @@ export const StartRunBodySchema = z
       description:
         '`full` reads everything, `incremental` what changed since the watermark, `reconciliation` the id catalog to tombstone deleted entities, `dlq_retry` the open dead letters (see the README, "Modes")',
     }),
+    partitions: z.number().int().min(1).max(MAX_PARTITIONS_LIMIT).optional().meta({
+      description:
+        'Most partitions the run may be split into (default: the stack setting `MAX_PARTITIONS_PER_RUN`, 8); 1 reads one ordered stream. Only `full` and first `incremental` runs over a connector that can plan windows are split, and only as far as the data makes it worthwhile (see the README, "Partitioned runs")',
+      example: 8,
+    }),
   })
   .meta({ id: 'StartRunRequest' });
 
 /** Optional empty body of the action routes (cancel, retry): `{}` or nothing. */
 export const EmptyBodySchema = z.strictObject({}).optional().meta({ id: 'EmptyRequest' });
+
+/** One partition of a partitioned run, as the run view lists it. */
+export const PartitionViewSchema = z
+  .object({
+    index: z.number().int(),
+    window: z.object({ from: z.string().nullable(), until: z.string().nullable() }).meta({
+      description: 'The window of modification time `[from, until)` it reads; null bounds are open',
+    }),
+    state: z.enum(PARTITION_STATES).meta({
+      description:
+        '`running`; `idle`: the open last window reached the end of the stream and reads the tail once the others are done; `done`',
+    }),
+    processed: z.number().int(),
+    pages: z.number().int(),
+    errorCount: z.number().int(),
+    nextPage: z
+      .number()
+      .int()
+      .meta({ description: "Sequence number of the partition's next page (its own chain)" }),
+    checkpoint: z
+      .object({ page: z.number().int(), watermark: z.string().nullable(), at: IsoTimeSchema })
+      .nullable()
+      .meta({ description: 'Its last committed page' }),
+    heartbeatAt: IsoTimeSchema.nullable().meta({
+      description: 'Last sign of life of its worker; null unless running',
+    }),
+    deferredUntil: IsoTimeSchema.nullable(),
+    waitingSince: IsoTimeSchema.nullable().meta({
+      description: 'Its next page has waited in the queue for a worker since then (waiting, not crashed)',
+    }),
+    tailFrom: z.string().nullable().meta({
+      description:
+        'The open window reads its tail from this modification time (set once the others were done)',
+    }),
+  })
+  .meta({ id: 'Partition' });
 
 /** A run as the API returns it: what an operator needs to judge it at a glance. */
 export const RunViewSchema = z
@@ -88,12 +130,19 @@ export const RunViewSchema = z
     waitingSince: IsoTimeSchema.nullable().meta({
       description: 'The next page has waited in the queue for a worker since then (waiting, not crashed)',
     }),
+    partitions: z.array(PartitionViewSchema).optional().meta({
+      description:
+        'A partitioned run: its partitions in index order, each a window read as its own stream. `progress`, `errorCount` and the verdict are the run’s aggregates',
+    }),
     createdAt: IsoTimeSchema,
     startedAt: IsoTimeSchema.nullable(),
     finishedAt: IsoTimeSchema.nullable(),
     updatedAt: IsoTimeSchema,
   })
   .meta({ id: 'Run' });
+
+/** A partition as the API returns it. */
+export type PartitionView = z.infer<typeof PartitionViewSchema>;
 
 /** A run as the API returns it (the CLI reads this type too). */
 export type RunView = z.infer<typeof RunViewSchema>;

@@ -57,17 +57,29 @@ export function registerRunCommands(program: Command, io: Io): void {
     .description('start a run (409 names the active run if one is going)')
     .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`)
     .option('--watch', 'follow the run with a live progress bar until it ends')
-    .action(async (sourceId: string, opts: { mode: string; watch?: boolean }, cmd: Command) => {
-      const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>(
-        'POST',
-        `/sources/${encodeURIComponent(sourceId)}/runs`,
-        {
-          mode: opts.mode,
-        },
-      );
-      await reportStarted(ctx, run, Boolean(opts.watch));
-    });
+    .option(
+      '--partitions <k>',
+      'split the run into at most k partitions (default: the stack setting); 1 reads one stream',
+      positiveInt('--partitions'),
+    )
+    .action(
+      async (
+        sourceId: string,
+        opts: { mode: string; watch?: boolean; partitions?: number },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd, io);
+        const run = await (await ctx.client()).request<RunView>(
+          'POST',
+          `/sources/${encodeURIComponent(sourceId)}/runs`,
+          {
+            mode: opts.mode,
+            ...(opts.partitions !== undefined ? { partitions: opts.partitions } : {}),
+          },
+        );
+        await reportStarted(ctx, run, Boolean(opts.watch));
+      },
+    );
 
   runs
     .command('get <runId>')

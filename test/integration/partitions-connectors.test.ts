@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/start-run.js';
+import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { SyncRun } from '../../lib/run/model.js';
+import { partitionsOf } from '../../lib/run/partitions.js';
+import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/**
+ * Partitioned runs through the engine for every connector shape that plans windows, against the
+ * live fake source: gitlab-issues (X-Total and positional reads), rest-json keyed over page
+ * numbers (positional reads), keyed over a plain cursor and over the fake's stable cursor (count
+ * bisection; the stable cursor's windows follow the source's own tokens). github-issues is covered
+ * in `partitions.test.ts`.
+ */
+
+let engine: TestEngine;
+let counter = 0;
+const fakes: FakeSource[] = [];
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('partitions-connectors', {
+    env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+  });
+  engine.runtime({ workers: 4, reaperIntervalMs: 3_600_000 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+
+const SHAPES = {
+  'gitlab-issues': (url: string) => ({
+    connector: 'gitlab-issues',
+    config: { project: 'acme/parts', baseUrl: `${url}/api/v4`, perPage: 20 },
+    ids: 'github' as const,
+  }),
+  'rest-json (keyed, page)': (url: string) => ({
+    connector: 'rest-json',
+    config: fakeRestConfig(url, { url: `${url}/records-paged`, pageSize: 20, pagination: { type: 'page' } }),
+    ids: 'rest' as const,
+  }),
+  'rest-json (keyed, cursor)': (url: string) => ({
+    connector: 'rest-json',
+    config: fakeRestConfig(url, {
+      pageSize: 20,
+      pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: false },
+    }),
+    ids: 'rest' as const,
+  }),
+  'rest-json (stable cursor)': (url: string) => ({
+    connector: 'rest-json',
+    config: fakeRestConfig(url, { pageSize: 20 }),
+    ids: 'rest' as const,
+  }),
+};
+
+async function source(shape: keyof typeof SHAPES, entities: number, invalidRecords = 0) {
+  const fake = await startFakeSource({
+    entities,
+    seed: 5_200 + counter,
+    latencyMs: 0,
+    profile: { invalidRecords },
+  });
+  fakes.push(fake);
+  const sourceId = `part-conn-${++counter}`;
+  const { connector, config, ids } = SHAPES[shape](fake.url);
+  await putSource(engine.deps, sourceId, connector, config);
+  return { fake, sourceId, ids };
+}
+
+async function fullRun(sourceId: string): Promise<SyncRun> {
+  const started = await startRun(engine.deps, { sourceId, mode: 'full' });
+  return waitForRun(engine.deps, started.runId, undefined, 90_000);
+}
+
+describe.each(Object.keys(SHAPES) as (keyof typeof SHAPES)[])('a partitioned full run of %s', (shape) => {
+  it('is split by the data and stores every entity once, invalid records dead-lettered once each', async () => {
+    const { fake, sourceId, ids } = await source(shape, 400, 5);
+
+    const done = await fullRun(sourceId);
+
+    expect(done.state).toBe('succeeded');
+    const partitions = partitionsOf(done);
+    expect(partitions).toHaveLength(4);
+    for (const p of partitions) expect(p.processed).toBeGreaterThan(50);
+    const truth = fake.truth();
+    expect(done.progress.processed).toBe(truth.entities.length - truth.invalidIds.length);
+    expect(done.errorCount).toBe(truth.invalidIds.length);
+    const comparison = await compareWithTruth(engine.deps, sourceId, fake, ids);
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.stale).toEqual([]);
+  }, 120_000);
+
+  it('raced by edits, stores every live entity at its latest version without another run', async () => {
+    const { fake, sourceId, ids } = await source(shape, 400);
+    fake.control.setLive({ touchesPerPage: 2, addsPerPage: 1, maxChanges: 60 });
+
+    const raced = await fullRun(sourceId);
+    fake.control.setLive(null);
+
+    expect(raced.state).toBe('succeeded');
+    expect(partitionsOf(raced).length).toBeGreaterThan(1);
+    expect(fake.control.liveHistory().touched.length).toBeGreaterThan(10);
+    const comparison = await compareWithTruth(engine.deps, sourceId, fake, ids);
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.stale).toEqual([]);
+  }, 120_000);
+});
