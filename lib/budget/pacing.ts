@@ -201,9 +201,9 @@ export function take(
     state = { ...state, remaining: policy.configured.limit, resetAt: now + policy.configured.windowMs };
   }
   if (state.remaining === null) return go(state);
-  // Between a reset and the next window's opening, what the old window left is forfeit: a request
-  // sent now would land in the new window uncounted.
-  const closing = state.resetAt !== null && now >= state.resetAt;
+  // Close to a reset (a skew margin either side), what the old window left is forfeit: a request
+  // sent now could land in the new window uncounted, after its lease was already released.
+  const closing = state.resetAt !== null && now >= state.resetAt - skewOf(windowOf(state, policy));
   if (state.remaining > 0 && !closing) return go({ ...state, remaining: state.remaining - 1 });
 
   // The window is spent: reserve the next free slot of a later window, first come first served.

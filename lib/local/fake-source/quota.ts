@@ -60,6 +60,11 @@ export class SharedQuota {
     return { allowed, headers: this.headersOf(window) };
   }
 
+  /** Requests `token` has left in the current window. */
+  remainingOf(token: string): number {
+    return this.options.limit - this.windowOf(token).used;
+  }
+
   /** Requests refused for want of quota so far. */
   get rejected(): number {
     return this.rejectedCount;
