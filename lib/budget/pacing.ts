@@ -209,7 +209,16 @@ export function take(
   // The window is spent: reserve the next free slot of a later window, first come first served.
   const limit = limitOf(state, policy);
   const windowMs = windowOf(state, policy);
-  if (state.resetAt === null) return { kind: 'wait', state, until: now + UNKNOWN_WAIT_MS };
+  if (state.resetAt === null) {
+    // A window rolled into without learning its end, and spent. Once it may be over (its start,
+    // the last reset the source announced, plus the shortest length it can have), one request a
+    // second goes to ask the source; until then, wait.
+    const since = state.sourceResetAt;
+    if (since !== null && windowMs !== null && now >= since + windowMs + skewOf(windowMs)) {
+      return go({ ...state, pausedUntil: now + UNKNOWN_WAIT_MS });
+    }
+    return { kind: 'wait', state, until: now + UNKNOWN_WAIT_MS };
+  }
   const resetAt = state.resetAt;
   if (limit === null || limit <= 0 || windowMs === null || windowMs <= 0) {
     return { kind: 'wait', state, until: resetAt + skewOf(windowMs) };
