@@ -52,6 +52,9 @@ export async function setUpTestEngine(hint: string, options: TestEngineOptions =
     AWS_ENDPOINT_URL: aws.endpoint,
     HARVESTER_PREFIX: aws.prefix,
     LOG_LEVEL: 'SILENT',
+    // Tests read one ordered stream unless they ask for partitions (their page numbers, crash
+    // points and request counts are those of a single stream).
+    MAX_PARTITIONS_PER_RUN: '1',
     ...options.env,
   });
   const { bootstrap: _bootstrap, env: _env, ...engineOptions } = options;
@@ -93,6 +96,7 @@ export function workerProcessEnv(engine: Pick<TestEngine, 'aws'>): Record<string
     AWS_REGION: TEST_REGION,
     HARVESTER_PREFIX: engine.aws.prefix,
     LOG_LEVEL: 'SILENT',
+    MAX_PARTITIONS_PER_RUN: '1',
   };
 }
 
