@@ -67,6 +67,8 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
   const running = run.state === 'running';
   // Reconciliation runs always say how many they tombstoned (0 until one is); others never do.
   const tombstoned = run.mode === 'reconciliation' ? (run.progress.tombstoned ?? 0) : undefined;
+  // A partitioned run's workers beat on their partitions: its last sign of life is the latest of them.
+  const beat = partitionsOf(run).reduce((latest, p) => Math.max(latest, p.heartbeatAt), run.heartbeatAt);
   return {
     runId: run.runId,
     sourceId: run.sourceId,
@@ -88,8 +90,8 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
       run.startedAt === null
         ? null
         : Math.max(0, Math.floor(((run.finishedAt ?? now) - run.startedAt) / 1_000)),
-    heartbeatAt: running ? iso(run.heartbeatAt) : null,
-    heartbeatAgeSeconds: running ? Math.max(0, Math.floor((now - run.heartbeatAt) / 1_000)) : null,
+    heartbeatAt: running ? iso(beat) : null,
+    heartbeatAgeSeconds: running ? Math.max(0, Math.floor((now - beat) / 1_000)) : null,
     checkpoint: run.checkpoint ? { ...run.checkpoint, at: iso(run.checkpoint.at)! } : null,
     resume: { ...run.resume, at: iso(run.resume.at)! },
     failure: run.failure ? { reason: run.failure.reason, message: run.failure.message } : null,

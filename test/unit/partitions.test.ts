@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { toRunView } from '../../lib/api/views.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { dropReason } from '../../lib/engine/message-check.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
@@ -213,5 +214,50 @@ describe('dropReason for a partition page', () => {
     ['a partition the run does not have is unknown', message(5, 1), 'partition_unknown'],
   ])('%s', (_name, m, reason) => {
     expect(dropReason(run, m)).toBe(reason);
+  });
+});
+
+describe('the run view of a partitioned run', () => {
+  it('shows the latest beat of any partition as the run’s sign of life, and lists the partitions', () => {
+    const run = {
+      runId: 'r',
+      sourceId: 's',
+      mode: 'full',
+      trigger: 'api',
+      params: {},
+      paramsHash: 'h',
+      state: 'running',
+      epoch: 1,
+      nextPage: 2,
+      checkpoint: null,
+      progress: { processed: 30, total: 100, pages: 3 },
+      errorCount: 0,
+      heartbeatAt: T,
+      deferredUntil: null,
+      handoff: null,
+      outboxAt: null,
+      restarts: 0,
+      resume: { reason: 'fresh_start', from: 'scratch', at: T },
+      failure: null,
+      createdAt: T,
+      startedAt: T,
+      finishedAt: null,
+      updatedAt: T,
+      partitions: {
+        '0': partition({ heartbeatAt: T + 50_000, processed: 20, pages: 2 }),
+        '1': partition({ index: 1, heartbeatAt: T + 20_000, processed: 10, pages: 1, state: 'done' }),
+      },
+      openPartitions: 1,
+    } as SyncRun;
+
+    const view = toRunView(run, T + 60_000);
+
+    expect(view.heartbeatAgeSeconds).toBe(10);
+    expect(view.partitions?.map((p) => [p.index, p.state, p.processed])).toEqual([
+      [0, 'running', 20],
+      [1, 'done', 10],
+    ]);
+    // A done partition has no heartbeat of its own to show.
+    expect(view.partitions?.[1]?.heartbeatAt).toBeNull();
   });
 });
