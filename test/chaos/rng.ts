@@ -74,3 +74,20 @@ export function connectorTrialSeed(connector: string, env: NodeJS.ProcessEnv = p
       : Math.floor(Math.random() * 0x7fff_ffff);
   return hash32(base, connector, 0) >>> 1;
 }
+
+/**
+ * The seeds of one kind of partition trial: `CHAOS_SEED` alone when replaying, else
+ * `CHAOS_PARTITION_TRIALS` (default 1) seeds derived from `CHAOS_BASE_SEED` (or a fresh random
+ * base) and the kind. The first is the kind's connector-trial seed, so a fixed base keeps its trial.
+ */
+export function partitionTrialSeeds(kind: string, env: NodeJS.ProcessEnv = process.env): number[] {
+  if (env.CHAOS_SEED !== undefined && env.CHAOS_SEED !== '') return [Number(env.CHAOS_SEED)];
+  const count = Number(env.CHAOS_PARTITION_TRIALS ?? 1);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new Error('CHAOS_PARTITION_TRIALS must be a positive integer');
+  const base =
+    env.CHAOS_BASE_SEED !== undefined && env.CHAOS_BASE_SEED !== ''
+      ? Number(env.CHAOS_BASE_SEED)
+      : Math.floor(Math.random() * 0x7fff_ffff);
+  return Array.from({ length: count }, (_, i) => hash32(base, `partitions-${kind}`, i) >>> 1);
+}

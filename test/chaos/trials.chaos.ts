@@ -40,7 +40,8 @@
  * `CONNECTOR_TRIALS` (`gitlab-issues` as a live trial over the fake source's GitLab shape,
  * `s3-objects` over a bucket on the emulator's S3 with `SlowDown` answers, see `s3-trial.ts`).
  *
- * `CHAOS_TRIALS=N` (default 30) sets the number of fresh seeds; `CHAOS_SEED=S` replays one trial's
+ * `CHAOS_TRIALS=N` (default 30) sets the number of fresh seeds, `CHAOS_PARTITION_TRIALS=N`
+ * (default 1) the seeds of each partition trial; `CHAOS_SEED=S` replays one trial's
  * plan (the interleaving of real workers is not replayed, so a rare race may need a few runs).
  * `CHAOS_VERBOSE=1` prints every trial's timeline.
  */
@@ -54,7 +55,7 @@ import {
   planTrial,
   type TrialPlan,
 } from './plan.js';
-import { connectorTrialSeed, trialSeeds } from './rng.js';
+import { connectorTrialSeed, partitionTrialSeeds, trialSeeds } from './rng.js';
 import { runTrial, type TrialOutcome } from './trial.js';
 
 const seeds = trialSeeds();
@@ -101,10 +102,14 @@ describe('connector trials', () => {
 describe('partition trials', () => {
   // Every chaos run also runs a partitioned full run and a partitioned live trial under a seed's
   // faults (CHAOS_SEED replays them).
-  it.each(PARTITION_TRIALS)(
-    '%s, split into partitions: nothing lost, nothing duplicated, counts exact per partition and in all',
-    async (kind) => {
-      const plan = planPartitionTrial(connectorTrialSeed(`partitions-${kind}`), kind);
+  // `CHAOS_PARTITION_TRIALS=N` runs N seeds of each kind.
+  const partitionTrials = PARTITION_TRIALS.flatMap((kind) =>
+    partitionTrialSeeds(kind).map((seed) => [kind, seed] as const),
+  );
+  it.each(partitionTrials)(
+    '%s (seed %i), split into partitions: nothing lost, nothing duplicated, counts exact per partition and in all',
+    async (kind, seed) => {
+      const plan = planPartitionTrial(seed, kind);
       const outcome = await runTrial(env, plan);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
