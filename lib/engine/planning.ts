@@ -5,6 +5,7 @@ import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { sendPage } from './handoff.js';
 import { fetchAndLoad, retryOwned } from './page-work.js';
+import { concurrentRequestsPerCredential } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 import { effectiveSince } from './watermark.js';
 
@@ -31,13 +32,19 @@ export function wantsPartitions(context: StepContext): boolean {
     run.mode === 'full' || (run.mode === 'incremental' && effectiveSince(connector, params) === null);
   if (!readsWholeStream) return false;
   if (!connector.manifestFor(config).orderedByModifiedTime) return false;
-  return partitionBound(params.partitions, deps.limits.maxPartitions) > 1;
+  return (
+    partitionBound(params.partitions, deps.limits.maxPartitions, concurrentRequestsPerCredential(deps)) > 1
+  );
 }
 
 /** Plans the run's partitions and sends each one's first page; see the module comment. */
 export async function planPartitions(context: StepContext): Promise<StepResult> {
   const { deps, run, connector, config, params, log } = context;
-  const maxWindows = partitionBound(params.partitions, deps.limits.maxPartitions);
+  const maxWindows = partitionBound(
+    params.partitions,
+    deps.limits.maxPartitions,
+    concurrentRequestsPerCredential(deps),
+  );
   const since = effectiveSince(connector, params);
   const outcome = await retryOwned(context, () =>
     connector.planWindows!(

@@ -15,10 +15,16 @@ export const MAX_PARTITIONS_LIMIT = 64;
 
 /**
  * The number of windows a run may ask for: the run's own request (a start parameter) if any,
- * else the stack's default, never more than {@link MAX_PARTITIONS_LIMIT}. 1 means never split.
+ * else the stack's default, never more than {@link MAX_PARTITIONS_LIMIT} nor than the requests
+ * its credential may have in flight at once (`concurrencyCap`: more partitions than that would
+ * only queue for the cap). 1 means never split.
  */
-export function partitionBound(requested: number | undefined, stackDefault: number): number {
-  const k = requested ?? stackDefault;
+export function partitionBound(
+  requested: number | undefined,
+  stackDefault: number,
+  concurrencyCap: number = Number.POSITIVE_INFINITY,
+): number {
+  const k = Math.min(requested ?? stackDefault, concurrencyCap);
   return Math.max(1, Math.min(MAX_PARTITIONS_LIMIT, Math.floor(k)));
 }
 

@@ -36,6 +36,18 @@ describe('partitionBound', () => {
   ])('asked %s with a stack default of %i: %i windows at most', (requested, stack, expected) => {
     expect(partitionBound(requested, stack)).toBe(expected);
   });
+
+  it.each([
+    [undefined, 8, 3, 3],
+    [6, 8, 4, 4],
+    [2, 8, 10, 2],
+    [undefined, 8, Number.POSITIVE_INFINITY, 8],
+  ])(
+    'asked %s with a stack default of %i and %s requests in flight per credential: %i windows at most',
+    (requested, stack, cap, expected) => {
+      expect(partitionBound(requested, stack, cap)).toBe(expected);
+    },
+  );
 });
 
 describe('windowsOf', () => {
