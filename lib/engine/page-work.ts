@@ -171,7 +171,7 @@ async function normalizeAll(
       if (!seen || seen.version < result.entity.version) byId.set(result.entity.id, result.entity);
       continue;
     }
-    if (await readByThisTail(context, result.ref)) continue;
+    if (await filedByThisPass(context, result.ref)) continue;
     failures += 1;
     // The entity still exists at the source: a reconciliation must not tombstone it.
     if (run.mode === 'reconciliation' && result.ref)
@@ -186,6 +186,8 @@ async function normalizeAll(
       runId: run.runId,
       page: message.page,
       payload: raw,
+      ...(context.partition?.window.from ? { windowFrom: context.partition.window.from } : {}),
+      ...(context.partition?.window.until ? { windowUntil: context.partition.window.until } : {}),
       now: deps.clock.now(),
     });
   }
@@ -194,15 +196,25 @@ async function normalizeAll(
 }
 
 /**
- * A partition's tail pass lists again the records after the latest valid version it read — among
- * them invalid records it already dead-lettered: one this run filed already is not filed (or
- * counted) twice.
+ * A record that does not normalize which this pass of a partitioned run already filed (and
+ * counted) is not filed or counted again: the open window's tail pass lists again the records
+ * after the latest valid version it read, and a record of unknown time sitting at a boundary is
+ * listed by the windows on both sides (the earlier one lists it before the record that ends it).
+ * Both deliver it, since skipping it in either could lose it when a neighbouring record is edited
+ * away; whichever comes second does not count it again. A window's own earlier filing (a page
+ * redone after a crash, its count never committed) is counted.
  */
-async function readByThisTail(context: StepContext, ref: string | null): Promise<boolean> {
-  if (!context.partition || context.partition.tailFrom === null || ref === null) return false;
+async function filedByThisPass(context: StepContext, ref: string | null): Promise<boolean> {
+  const partition = context.partition;
+  if (!partition || ref === null) return false;
+  const tail = partition.tailFrom !== null;
+  const { from, until } = partition.window;
+  if (!tail && from === null && until === null) return false;
   const { deps, run } = context;
   const entry = await deps.deadLetters.get(run.sourceId, deadLetterEntryId('item', ref));
-  return entry?.runId === run.runId;
+  if (entry?.runId !== run.runId) return false;
+  if (tail) return true;
+  return (from !== null && entry.windowUntil === from) || (until !== null && entry.windowFrom === until);
 }
 
 /** Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page. */

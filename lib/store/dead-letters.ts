@@ -49,6 +49,9 @@ export interface DeadLetter {
   readonly excerpt: string | null;
   /** Pages: the scope of the run that failed it (absent on entries recorded before scopes existed). */
   readonly scope?: PageScope;
+  /** Items filed by a partition: its window's bounds (see {@link FailureRecord.windowUntil}). */
+  readonly windowFrom?: string;
+  readonly windowUntil?: string;
 }
 
 /** A failure to record. */
@@ -64,6 +67,13 @@ export interface FailureRecord {
   readonly payload?: unknown;
   /** Pages: the scope to retry them in; kept as it is when a retry records a new failure without one. */
   readonly scope?: PageScope;
+  /**
+   * Items filed by one partition of a partitioned run: its window's bounds (absent when open). A
+   * record that does not normalize sitting at a boundary is listed by the windows on both sides;
+   * this tells the other one the record is already filed (and counted).
+   */
+  readonly windowFrom?: string;
+  readonly windowUntil?: string;
   readonly now: number;
 }
 
@@ -115,7 +125,9 @@ export class DeadLetterStore {
           Key: { sourceId: failure.sourceId, entryId },
           UpdateExpression:
             'SET #kind = :kind, #ref = :ref, errorClass = :class, reason = :reason, lastFailedAt = :now, runId = :runId, #page = :page, excerpt = :excerpt, failureKey = :key, firstFailedAt = if_not_exists(firstFailedAt, :now), attempts = if_not_exists(attempts, :zero) + :attempts' +
-            (failure.scope ? ', #scope = :scope' : ''),
+            (failure.scope ? ', #scope = :scope' : '') +
+            (failure.windowFrom ? ', windowFrom = :windowFrom' : '') +
+            (failure.windowUntil ? ', windowUntil = :windowUntil' : ''),
           ConditionExpression: 'attribute_not_exists(failureKey) OR failureKey <> :key',
           ExpressionAttributeNames: {
             '#kind': 'kind',
@@ -136,6 +148,8 @@ export class DeadLetterStore {
             ':zero': 0,
             ':attempts': failure.attempts,
             ...(failure.scope ? { ':scope': failure.scope } : {}),
+            ...(failure.windowFrom ? { ':windowFrom': failure.windowFrom } : {}),
+            ...(failure.windowUntil ? { ':windowUntil': failure.windowUntil } : {}),
           },
         }),
       );

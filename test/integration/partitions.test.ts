@@ -6,6 +6,9 @@ import type { RunView } from '../../lib/api/schemas/runs.js';
 import { runLines } from '../../lib/cli/output.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { loadConfig } from '../../lib/config/env.js';
+import type { Connector } from '../../lib/connectors/contract.js';
+import { githubIssuesConnector } from '../../lib/connectors/github-issues/index.js';
+import type { ConnectorLookup } from '../../lib/engine/deps.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
@@ -17,6 +20,18 @@ import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 import { type MemorySource, memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
+
+/** github-issues with the windows a test chooses (the real keyset reads each window). */
+let chosenBoundaries: string[] = [];
+const githubChosenWindows: Connector<unknown> = {
+  ...(githubIssuesConnector as Connector<unknown>),
+  manifest: { ...githubIssuesConnector.manifest, name: 'github-chosen-windows' },
+  manifestFor: () => ({ ...githubIssuesConnector.manifest, name: 'github-chosen-windows' }),
+  planWindows: async () => ({ boundaries: chosenBoundaries, total: null, requests: 0 }),
+};
+const connectors: ConnectorLookup = {
+  get: (name) => (name === 'github-chosen-windows' ? githubChosenWindows : withMemoryKeyed.get(name)),
+};
 
 /**
  * Partitioned runs end to end: a run over a keyed stream split into windows, each its own page
@@ -35,7 +50,7 @@ beforeAll(async () => {
   engine = await setUpTestEngine('partitions', {
     clock,
     hooks,
-    connectors: withMemoryKeyed,
+    connectors,
     env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
   });
   // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
@@ -335,6 +350,40 @@ describe('github-issues against the live fake source', () => {
     const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'github');
     expect(comparison.missing).toEqual([]);
     expect(comparison.stale).toEqual([]);
+  }, 90_000);
+
+  it('a broken issue at a window boundary is listed by both windows and dead-lettered and counted once', async () => {
+    const fake = await startFakeSource({
+      entities: 200,
+      seed: 4_900,
+      latencyMs: 0,
+      profile: { invalidRecords: 6 },
+    });
+    fakes.push(fake);
+    const sourceId = `part-gh-${++counter}`;
+    await putSource(engine.deps, sourceId, 'github-chosen-windows', {
+      owner: 'octo',
+      repo: 'parts',
+      baseUrl: fake.url,
+      perPage: 20,
+    });
+    const truth = fake.truth();
+    const broken = truth.entities.find((e) => truth.invalidIds.includes(e.id) && e !== truth.entities[0])!;
+    // The first window ends at the broken issue's own time: it is listed before the first valid
+    // issue at or after it, so that window delivers it (it cannot read its time), and the next
+    // window, which starts at that time, lists it again.
+    chosenBoundaries = [broken.updatedAt];
+
+    const done = await run(sourceId);
+
+    expect(done.state).toBe('succeeded');
+    expect(partitionsOf(done)).toHaveLength(2);
+    const filed = (await engine.deps.deadLetters.listAll(sourceId)).filter((e) => e.runId === done.runId);
+    expect(filed.map((e) => e.ref)).toContain(String(broken.number));
+    expect(done.errorCount).toBe(filed.length);
+    expect(done.errorCount).toBe(truth.invalidIds.length);
+    expect(partitionsOf(done).reduce((sum, p) => sum + p.errorCount, 0)).toBe(done.errorCount);
+    expect(done.progress.processed).toBe(truth.entities.length - truth.invalidIds.length);
   }, 90_000);
 
   it('a full run raced by edits stores every live issue at its latest version, without another run', async () => {
