@@ -12,8 +12,8 @@ import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
-import { RateBudgetWaitError } from './rate-budget.js';
-import type { StepContext, StepResult } from './step.js';
+import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
+import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
@@ -24,23 +24,7 @@ export { laterVersion } from './watermark.js';
  * the run was cancelled or fenced, so a stopped worker never sleeps out a minute of backoff.
  */
 export function ownedRetryDeps(context: StepContext): RetryDeps {
-  const { deps, heartbeat } = context;
-  return {
-    ...deps.retry,
-    sleep: (ms) =>
-      new Promise<void>((resolve) => {
-        if (heartbeat.signal.aborted) {
-          resolve();
-          return;
-        }
-        const done = () => {
-          heartbeat.signal.removeEventListener('abort', done);
-          resolve();
-        };
-        heartbeat.signal.addEventListener('abort', done, { once: true });
-        deps.retry.sleep(ms).then(done, done);
-      }),
-  };
+  return { ...context.deps.retry, sleep: ownedSleep(context) };
 }
 
 /**
@@ -336,11 +320,8 @@ export async function commitAndContinue(
       now: deps.clock.now(),
     });
   } catch (error) {
-    if (error instanceof DuplicatePageError) {
-      context.log.info('page already committed by another delivery; dropping');
-      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });
-      return { outcome: 'dropped', reason: 'duplicate_page' };
-    }
+    if (error instanceof DuplicatePageError)
+      return droppedAsDuplicate(context, 'page already committed by another delivery; dropping');
     throw error;
   }
   deps.metrics.count(METRIC.pagesCommitted);

@@ -7,7 +7,7 @@ import type { EngineDeps } from './deps.js';
 import { finishSucceeded } from './finish.js';
 import { sendPage } from './handoff.js';
 import type { RunParams } from './start-run.js';
-import type { StepContext, StepResult } from './step.js';
+import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
 import { startingWatermark } from './watermark.js';
 
 /**
@@ -48,11 +48,8 @@ export async function commitPartitionPage(
   try {
     after = await commitWithEnding(deps, commit, partition, run);
   } catch (error) {
-    if (error instanceof DuplicatePageError) {
-      context.log.info('partition page already committed by another delivery; dropping');
-      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });
-      return { outcome: 'dropped', reason: 'duplicate_page' };
-    }
+    if (error instanceof DuplicatePageError)
+      return droppedAsDuplicate(context, 'partition page already committed by another delivery; dropping');
     throw error;
   }
   deps.metrics.count(METRIC.pagesCommitted);

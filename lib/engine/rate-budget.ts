@@ -91,9 +91,10 @@ function headerRecord(headers: Headers): Record<string, string> {
 
 /**
  * The retry loop's sleep (shortened in tests), cut short when a heartbeat learns the run is no
- * longer ours: the next take then stops the step.
+ * longer ours: a stopped worker never sleeps out a backoff or a budget wait, and its next take or
+ * attempt stops the step.
  */
-function ownedSleep(context: StepContext): (ms: number) => Promise<void> {
+export function ownedSleep(context: StepContext): (ms: number) => Promise<void> {
   const { deps, heartbeat } = context;
   return (ms) =>
     new Promise<void>((resolve) => {

@@ -1,5 +1,6 @@
 import type { Connector } from '../connectors/contract.js';
 import type { HarvesterLogger } from '../observability/logger.js';
+import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { Partition, SyncRun } from '../run/model.js';
 import {
@@ -57,4 +58,11 @@ export function isOwnershipLoss(error: unknown): error is StoreError {
     error instanceof RunFinishedError ||
     error instanceof RunNotFoundError
   );
+}
+
+/** A commit refused because another delivery of the same page committed it first: drop this copy. */
+export function droppedAsDuplicate(context: Pick<StepContext, 'deps' | 'log'>, note: string): StepResult {
+  context.log.info(note);
+  context.deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });
+  return { outcome: 'dropped', reason: 'duplicate_page' };
 }
