@@ -39,7 +39,10 @@ describe('a worker process killed with SIGKILL mid-page', () => {
   it('is recovered by the reaper and the run ends complete', async () => {
     await putSource(engine.deps, 'killed', 'rest-json', fakeRestConfig(fake.url));
     const started = await startRun(engine.deps, { sourceId: 'killed', mode: 'incremental' });
-    await waitForRun(engine.deps, started.runId, (r) => r.progress.pages >= 3, 60_000);
+    // Mid-page: a worker has taken page 4 or later (its claim cleared the handoff) and is in its
+    // 400 ms fetch. Killing it between a commit and the send's confirmation would be a lost
+    // successor instead, which the reaper re-sends (crash-recovery.test.ts covers that).
+    await waitForRun(engine.deps, started.runId, (r) => r.progress.pages >= 3 && r.handoff === null, 60_000);
 
     const [pid] = runtime.workerPids();
     expect(pid).toBeDefined();
