@@ -6,7 +6,7 @@ import { readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { chainPosition, sendPage } from './handoff.js';
+import { chainPosition, pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 import { listRetrySlice } from './retry-work.js';
@@ -211,7 +211,6 @@ async function drainRetrySlice(
     await failOverBudget(deps, run);
     return { outcome: 'continued', entryIds };
   }
-  const next = { v: 1, runId: run.runId, sourceId: run.sourceId, epoch: run.epoch } as const;
-  await sendPage(deps, { ...next, page: message.page + 1, cursor });
+  await sendPage(deps, pageMessage(run, message.page + 1, cursor));
   return { outcome: 'continued', entryIds };
 }

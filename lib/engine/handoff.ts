@@ -33,22 +33,39 @@ export function chainPosition(run: SyncRun, partition: number | undefined): Chai
 }
 
 /**
+ * The message of page `page` of the run's chain (or of `partition`'s) at `epoch` (default: the
+ * run's): every page message is one of these.
+ */
+export function pageMessage(
+  run: Pick<SyncRun, 'runId' | 'sourceId' | 'epoch'>,
+  page: number,
+  cursor: string | null,
+  options: { readonly partition?: number | undefined; readonly epoch?: number } = {},
+): PageMessage {
+  return {
+    v: 1,
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch: options.epoch ?? run.epoch,
+    page,
+    cursor,
+    ...(options.partition !== undefined ? { partition: options.partition } : {}),
+  };
+}
+
+/**
  * The expected page of the run's chain (or of one partition's) at the run's current epoch,
  * continuing from that chain's checkpoint.
  */
 export function expectedPage(run: SyncRun, partition?: number): PageMessage {
   const chain = chainPosition(run, partition) ?? run;
   return {
-    v: 1,
-    runId: run.runId,
-    sourceId: run.sourceId,
-    epoch: run.epoch,
-    page: chain.nextPage,
     // Page 1 has no cursor; a later page continues where the last commit left off (null: the
     // stream ended and only the finish is missing, which the step completes).
-    cursor: chain.nextPage > 1 ? (chain.checkpoint?.cursor ?? null) : null,
+    ...pageMessage(run, chain.nextPage, chain.nextPage > 1 ? (chain.checkpoint?.cursor ?? null) : null, {
+      partition,
+    }),
     ...(chain.deferredUntil !== null ? { deferred: true } : {}),
-    ...(partition !== undefined ? { partition } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
 import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
@@ -333,13 +333,6 @@ export async function commitAndContinue(
     return { outcome: 'committed', next: 'finished' };
   }
   if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-  await sendPage(deps, {
-    v: 1,
-    runId: run.runId,
-    sourceId: run.sourceId,
-    epoch: run.epoch,
-    page: message.page + 1,
-    cursor: page.cursor,
-  });
+  await sendPage(deps, pageMessage(run, message.page + 1, page.cursor));
   return { outcome: 'committed', next: 'enqueued' };
 }

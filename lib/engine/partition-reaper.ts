@@ -5,7 +5,7 @@ import { partitionSilenceInput, partitionsOf, readWindow } from '../run/partitio
 import { decidePartitionedResume } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt, type Silence } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
-import { resendExpectedPage, sendPage } from './handoff.js';
+import { pageMessage, resendExpectedPage, sendPage } from './handoff.js';
 import { finishPartitionedRun, startTailPass } from './partition-work.js';
 import type { ReapOutcome } from './reaper.js';
 import { adoptedParams, failCrashLoop, sourceNow } from './reaper-shared.js';
@@ -134,15 +134,8 @@ export async function resumePartitions(
     now,
   });
   for (const partition of open) {
-    await sendPage(deps, {
-      v: 1,
-      runId: run.runId,
-      sourceId: run.sourceId,
-      epoch,
-      page: partition.nextPage,
-      cursor: partition.nextPage > 1 ? (partition.checkpoint?.cursor ?? null) : null,
-      partition: partition.index,
-    });
+    const cursor = partition.nextPage > 1 ? (partition.checkpoint?.cursor ?? null) : null;
+    await sendPage(deps, pageMessage(run, partition.nextPage, cursor, { partition: partition.index, epoch }));
   }
   deps.logger.info('partitioned run re-armed', {
     runId: run.runId,

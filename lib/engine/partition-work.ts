@@ -5,7 +5,7 @@ import { DuplicatePageError, RunStateError } from '../store/errors.js';
 import type { PartitionCommit, PartitionEnding } from '../store/partitions.js';
 import type { EngineDeps } from './deps.js';
 import { finishSucceeded } from './finish.js';
-import { sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
 import type { RunParams } from './start-run.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
 import { startingWatermark } from './watermark.js';
@@ -55,15 +55,7 @@ export async function commitPartitionPage(
   deps.metrics.count(METRIC.pagesCommitted);
   await context.checkpointHook('afterCommit');
   if (page.cursor !== null) {
-    await sendPage(deps, {
-      v: 1,
-      runId: run.runId,
-      sourceId: run.sourceId,
-      epoch: run.epoch,
-      page: message.page + 1,
-      cursor: page.cursor,
-      partition: partition.index,
-    });
+    await sendPage(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
     return { outcome: 'committed', next: 'enqueued' };
   }
   context.log.info('partition read its window to the end', {
@@ -147,15 +139,7 @@ export async function startTailPass(
     from,
     page: partition.nextPage,
   });
-  await sendPage(deps, {
-    v: 1,
-    runId: run.runId,
-    sourceId: run.sourceId,
-    epoch,
-    page: partition.nextPage,
-    cursor: null,
-    partition: partition.index,
-  });
+  await sendPage(deps, pageMessage(run, partition.nextPage, null, { partition: partition.index, epoch }));
   return true;
 }
 

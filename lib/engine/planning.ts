@@ -3,7 +3,7 @@ import { newPartitions, partitionBound, windowsOf } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
-import { sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
 import { fetchAndLoad, retryOwned } from './page-work.js';
 import { concurrentRequestsPerCredential } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
@@ -91,15 +91,7 @@ export async function planPartitions(context: StepContext): Promise<StepResult> 
   });
   await context.checkpointHook('afterCommit');
   for (const [index] of windows.entries()) {
-    await sendPage(deps, {
-      v: 1,
-      runId: run.runId,
-      sourceId: run.sourceId,
-      epoch: run.epoch,
-      page: 1,
-      cursor: null,
-      partition: index,
-    });
+    await sendPage(deps, pageMessage(run, 1, null, { partition: index }));
   }
   return { outcome: 'committed', next: 'enqueued' };
 }

@@ -1,6 +1,6 @@
 import type { ResumeVerdict, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
-import { sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
 
 /**
  * Re-arms a run under a new epoch and enqueues where it continues: page 1 with no cursor
@@ -31,14 +31,10 @@ export async function rearm(
     ...(decision.params && !fromCheckpoint ? { params: decision.params } : {}),
     now,
   });
-  await sendPage(deps, {
-    v: 1,
-    runId: run.runId,
-    sourceId: run.sourceId,
-    epoch,
-    page,
-    cursor: fromCheckpoint ? (run.checkpoint?.cursor ?? null) : null,
-  });
+  await sendPage(
+    deps,
+    pageMessage(run, page, fromCheckpoint ? (run.checkpoint?.cursor ?? null) : null, { epoch }),
+  );
   deps.logger.info('run re-armed', {
     runId: run.runId,
     sourceId: run.sourceId,

@@ -3,7 +3,7 @@ import { hasStablePosition } from '../connectors/contract.js';
 import { runParamsHash } from '../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
-import { sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
 import { startingPoint, streamHash } from './watermark.js';
 
 /** A request to start a run. */
@@ -84,14 +84,7 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     trigger: input.trigger ?? 'api',
     now,
   });
-  await sendPage(deps, {
-    v: 1,
-    runId: run.runId,
-    sourceId: run.sourceId,
-    epoch: run.epoch,
-    page: 1,
-    cursor: null,
-  });
+  await sendPage(deps, pageMessage(run, 1, null));
   deps.logger.info('run started', {
     runId: run.runId,
     sourceId: run.sourceId,
