@@ -2,6 +2,7 @@ import { isGone } from '../connectors/gone.js';
 import { METRIC } from '../observability/metrics.js';
 import { connectorContext } from './connector-context.js';
 import { commitAndContinue, retryOwned } from './page-work.js';
+import { stepProvenance } from './request-trail.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
@@ -44,7 +45,14 @@ async function confirm(context: StepContext, entityId: string): Promise<Confirma
   if (outcome.value.gone) return 'gone';
   const normalized = connector.normalize(config, outcome.value.raw);
   if (normalized.ok) {
-    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now(), run.epoch);
+    await deps.items.loadAll(
+      run.sourceId,
+      [normalized.entity],
+      run.runId,
+      deps.clock.now(),
+      run.epoch,
+      stepProvenance(context),
+    );
   }
   // Found (valid, invalid or too large to store): alive, whatever became of the write.
   await deps.items.markSeen(run.sourceId, entityId, run.runId);
