@@ -214,14 +214,17 @@ export async function loadEntities(
     if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
-    if (result.status !== 'too_large') continue;
+    if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
-      reason: `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`,
+      reason:
+        result.status === 'too_large'
+          ? `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`
+          : `record cannot be stored: ${result.reason}`,
       attempts: 1,
       runId: run.runId,
       page: message.page,
@@ -231,7 +234,9 @@ export async function loadEntities(
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
   if (run.mode !== 'dlq_retry') {
-    const stored = results.filter((r) => r.status !== 'too_large').map((r) => r.entityId);
+    const stored = results
+      .filter((r) => r.status === 'written' || r.status === 'kept_newer')
+      .map((r) => r.entityId);
     await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
   }
   return { loaded: results.length - failed, failed };

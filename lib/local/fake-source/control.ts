@@ -11,6 +11,7 @@ import {
 } from './profiles.js';
 import type { ChangeResult, SourceState } from './state.js';
 import type { StatsRecorder } from './stats.js';
+import { type Traits, type TraitsInput, traitsSchema } from './traits.js';
 
 const profileNames = Object.keys(FAULT_PROFILES) as [FaultProfileName, ...FaultProfileName[]];
 /** An entity id (`e-000007`) or, for the GitHub shape, an issue number (7). */
@@ -42,6 +43,7 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   }),
   z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
   z.strictObject({ action: z.literal('reset-stats') }),
+  z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
 ]);
 
 /** A parsed control command. */
@@ -58,7 +60,8 @@ export type ControlResult =
       readonly unknownIds: readonly string[];
     }
   | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] }
-  | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null };
+  | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null }
+  | { readonly ok: true; readonly action: 'set-traits'; readonly traits: Traits };
 
 /**
  * Changes the source while a run reads it, in process (`source.control`) or from another process
@@ -86,6 +89,8 @@ export interface FakeSourceControl {
   setLive(live: Parameters<LiveEditor['set']>[0]): LiveSettings | null;
   /** What the `live` behaviour changed so far. */
   liveHistory(): LiveLog;
+  /** Replaces the source's traits (see `traits.ts`); fields not given are off. */
+  setTraits(traits: TraitsInput): Traits;
   /** Zeroes the stats (the benchmark measures one phase at a time). */
   resetStats(): void;
   /** Validates and applies a command given as JSON; throws {@link FakeSourceError} when it is invalid. */
@@ -105,6 +110,7 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     hide: (ids) => state.hide(ids),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
+    setTraits: (traits) => state.setTraits(traits),
     apply(input) {
       const parsed = controlCommandSchema.safeParse(input);
       if (!parsed.success)
@@ -137,5 +143,7 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, ...control.resize(command.ids, command.bytes) };
     case 'add':
       return { ok: true, action: command.action, added: control.add(command.count) };
+    case 'set-traits':
+      return { ok: true, action: command.action, traits: control.setTraits(command.traits) };
   }
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SourceState } from './state.js';
+import { NO_TRAITS, renderBody, type Traits } from './traits.js';
 
 /** What a route answers; the server adds rate-limit headers, latency and faults around it. */
 export interface Reply {
@@ -76,16 +77,31 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   return text.trim() === '' ? {} : JSON.parse(text);
 }
 
-/** Writes a reply, unless the client (or `stop()`) already closed the connection. */
-export function send(res: ServerResponse, reply: Reply, extraHeaders: Record<string, string>): void {
+/**
+ * Writes a reply, unless the client (or `stop()`) already closed the connection. `traits` shape
+ * the body of a source reply (gzip, padding, no `Content-Length`; see `traits.ts`); JSON bodies
+ * are written losslessly, so a record's big numbers leave as bare digits.
+ */
+export function send(
+  res: ServerResponse,
+  reply: Reply,
+  extraHeaders: Record<string, string>,
+  traits: Traits = NO_TRAITS,
+): void {
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   const contentType = reply.raw?.contentType ?? 'application/json; charset=utf-8';
-  const text = reply.raw?.text ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const rendered =
+    reply.raw !== undefined
+      ? { bytes: Buffer.from(reply.raw.text), headers: {} }
+      : reply.body === undefined
+        ? { bytes: Buffer.alloc(0), headers: {} }
+        : renderBody(reply.body, traits);
   res.writeHead(reply.status, {
     ...extraHeaders,
     ...reply.headers,
+    ...rendered.headers,
     'content-type': contentType,
-    'content-length': String(Buffer.byteLength(text)),
+    ...(traits.hideLength ? {} : { 'content-length': String(rendered.bytes.byteLength) }),
   });
-  res.end(text);
+  res.end(rendered.bytes);
 }

@@ -38,3 +38,11 @@ export { decodeCursor, encodeCursor, MAX_LIMIT, type RestRecord } from './record
 export { type FakeSource, type FakeSourceOptions, startFakeSource } from './server.js';
 export type { ChangeResult, GroundTruth } from './state.js';
 export type { RouteName, Stats } from './stats.js';
+export {
+  NO_TRAITS,
+  ODD_VALUES,
+  type OddValue,
+  type Traits,
+  type TraitsInput,
+  traitsSchema,
+} from './traits.js';

@@ -1,6 +1,7 @@
 import { badRequest, intParam, json, type Reply, type RouteContext, timeParam } from './http.js';
 import type { FakeEntity, ListingKey } from './model.js';
 import type { SourceState } from './state.js';
+import { oddField } from './traits.js';
 
 /**
  * The rest-json shapes: a keyset-cursor listing, a page-number listing and an item fetch, as a
@@ -30,6 +31,8 @@ export function restRecord(state: SourceState, entity: FakeEntity): RestRecord |
     body: entity.body,
     version: entity.version,
   };
+  const odd = state.traits.oddValues[entity.id];
+  if (odd !== undefined) return { ...record, ...oddField(odd, entity.number) };
   if (!state.isInvalid(entity)) return record;
   // Two ways real APIs break records: a required field missing, or a field of the wrong type. The
   // id stays intact, as it usually does, so the failure can be retried by id once the source is fixed.
@@ -45,16 +48,25 @@ export function encodeCursor(key: ListingKey): string {
   return Buffer.from(JSON.stringify({ t: key.updatedAtMs, i: key.id })).toString('base64url');
 }
 
-/** Decodes a cursor; null when it is not one of ours. */
+/** Decodes a cursor (growth padding after a `.` ignored); null when it is not one of ours. */
 export function decodeCursor(cursor: string): ListingKey | null {
   try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const [key = ''] = cursor.split('.');
+    const parsed: unknown = JSON.parse(Buffer.from(key, 'base64url').toString('utf8'));
     if (typeof parsed !== 'object' || parsed === null) return null;
     const { t, i } = parsed as { t?: unknown; i?: unknown };
     return typeof t === 'number' && typeof i === 'string' ? { updatedAtMs: t, id: i } : null;
   } catch {
     return null;
   }
+}
+
+/** The `cursorGrowth` trait: the next cursor carries the previous one's padding and more. */
+function grown(cursor: string, previous: string | null, state: SourceState): string {
+  const growth = state.traits.cursorGrowth;
+  if (growth === 0) return cursor;
+  const carried = previous?.split('.')[1]?.length ?? 0;
+  return `${cursor}.${'x'.repeat(carried + growth)}`;
 }
 
 interface Window {
@@ -69,7 +81,8 @@ function listingWindow(ctx: RouteContext): Window | Reply {
   const sinceMs = timeParam(ctx.query, 'since');
   if (Number.isNaN(sinceMs)) return badRequest('since must be an ISO 8601 time');
   const sinceIndex = sinceMs === null ? 0 : ctx.state.store.indexSince(sinceMs);
-  return { limit: Math.min(limit, MAX_LIMIT), sinceIndex };
+  const ignored = ctx.state.traits.ignoreLimit;
+  return { limit: ignored ?? Math.min(limit, MAX_LIMIT), sinceIndex };
 }
 
 /** `GET /records?limit&cursor&since` → `{ data, next_cursor, total }`, ordered by (updatedAt, id). */
@@ -91,7 +104,8 @@ export function listRecords(ctx: RouteContext): Reply {
   const last = page.at(-1);
   return json(200, {
     data: page.map((entity) => restRecord(ctx.state, entity)),
-    next_cursor: last && start + page.length < live.length ? encodeCursor(last) : null,
+    next_cursor:
+      last && start + page.length < live.length ? grown(encodeCursor(last), cursorText, ctx.state) : null,
     total: live.length - window.sinceIndex,
   });
 }

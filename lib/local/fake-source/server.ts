@@ -11,6 +11,7 @@ import { requestToken, type SharedQuota } from './quota.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { type GroundTruth, SourceState } from './state.js';
 import { type Stats, StatsRecorder } from './stats.js';
+import type { TraitsInput } from './traits.js';
 
 /** Options of {@link startFakeSource}. */
 export interface FakeSourceOptions {
@@ -38,6 +39,8 @@ export interface FakeSourceOptions {
    * (429 on the rest-json routes), and `X-RateLimit-*` of the token on every response. Default off.
    */
   readonly quota?: SharedQuota;
+  /** Behaviours of real APIs beyond the fault profile (see `traits.ts`). Default: all off. */
+  readonly traits?: TraitsInput;
 }
 
 /** A running fake source. */
@@ -78,6 +81,7 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
   const stats = new StatsRecorder();
   const live = new LiveEditor(state, options.seed);
   if (options.live) live.set(options.live);
+  if (options.traits) state.setTraits(options.traits);
   const control = createControl(state, stats, live);
   const sleeps = new Sleeps();
 
@@ -146,7 +150,7 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       } else {
         reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
       }
-      send(res, reply, shaped);
+      send(res, reply, shaped, state.traits);
       stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted, refused });
     } finally {
       stats.finished();

@@ -7,6 +7,7 @@ import {
   type ResolvedFaultProfile,
   resolveProfile,
 } from './profiles.js';
+import { NO_TRAITS, type Traits, type TraitsInput, traitsSchema } from './traits.js';
 
 /** What the source really holds (`GET /_truth`): what a correct harvest must end up with. */
 export interface GroundTruth {
@@ -36,6 +37,7 @@ export class SourceState {
   private profileInUse: ResolvedFaultProfile;
   private invalid = new Set<FakeEntity>();
   private notFound = new Set<FakeEntity>();
+  private traitsInUse: Traits = NO_TRAITS;
 
   constructor(
     private readonly seed: number,
@@ -48,6 +50,17 @@ export class SourceState {
     this.profileInUse = resolveProfile(profile);
     this.faults = new FaultInjector(seed, this.profileInUse, now);
     this.chooseBrokenEntities();
+  }
+
+  /** The traits in force (see `traits.ts`): all off until set. */
+  get traits(): Traits {
+    return this.traitsInUse;
+  }
+
+  /** Replaces the traits (fields not given are off). */
+  setTraits(traits: TraitsInput): Traits {
+    this.traitsInUse = traitsSchema.parse(traits);
+    return this.traitsInUse;
   }
 
   /** The profile in force, with defaults applied. */
