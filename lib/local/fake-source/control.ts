@@ -11,7 +11,7 @@ import {
 } from './profiles.js';
 import type { ChangeResult, SourceState } from './state.js';
 import type { StatsRecorder } from './stats.js';
-import { type Traits, type TraitsInput, traitsSchema } from './traits.js';
+import { type TraitOptions, type Traits, traitsSchema } from './traits/schema.js';
 
 const profileNames = Object.keys(FAULT_PROFILES) as [FaultProfileName, ...FaultProfileName[]];
 /** An entity id (`e-000007`) or, for the GitHub shape, an issue number (7). */
@@ -31,6 +31,8 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('touch'), ids: refs, tied: z.boolean().optional() }),
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('transfer'), ids: refs }),
+  z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
   z.strictObject({ action: z.literal('hide'), ids: refs }),
   z.strictObject({
     action: z.literal('resize'),
@@ -43,7 +45,6 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   }),
   z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
   z.strictObject({ action: z.literal('reset-stats') }),
-  z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
 ]);
 
 /** A parsed control command. */
@@ -55,7 +56,7 @@ export type ControlResult =
   | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
   | {
       readonly ok: true;
-      readonly action: 'touch' | 'delete' | 'resize' | 'hide';
+      readonly action: 'touch' | 'delete' | 'resize' | 'hide' | 'transfer';
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
@@ -79,6 +80,10 @@ export interface FakeSourceControl {
   touch(ids: readonly (string | number)[], options?: { tied?: boolean }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
+  /** Moves entities to another repository or project: gone here, a fetch by id answers a redirect. */
+  transfer(ids: readonly (string | number)[]): ChangeResult;
+  /** Switches the source zoo's traits (see `traits/schema.ts`); hostile entities are chosen again. */
+  setTraits(traits: TraitOptions): Traits;
   /** Takes entities out of listings only (a lagging listing index): fetching them by id still works. */
   hide(ids: readonly (string | number)[]): ChangeResult;
   /** Gives entities a body of `bytes` characters (too large to store, say) and touches them. */
@@ -89,8 +94,6 @@ export interface FakeSourceControl {
   setLive(live: Parameters<LiveEditor['set']>[0]): LiveSettings | null;
   /** What the `live` behaviour changed so far. */
   liveHistory(): LiveLog;
-  /** Replaces the source's traits (see `traits.ts`); fields not given are off. */
-  setTraits(traits: TraitsInput): Traits;
   /** Zeroes the stats (the benchmark measures one phase at a time). */
   resetStats(): void;
   /** Validates and applies a command given as JSON; throws {@link FakeSourceError} when it is invalid. */
@@ -106,11 +109,12 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     setLive: (settings) => live.set(settings),
     liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
+    transfer: (ids) => state.transfer(ids),
+    setTraits: (traits) => state.traits.set(traits),
     resize: (ids, bytes) => state.resize(ids, bytes),
     hide: (ids) => state.hide(ids),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
-    setTraits: (traits) => state.setTraits(traits),
     apply(input) {
       const parsed = controlCommandSchema.safeParse(input);
       if (!parsed.success)
@@ -137,13 +141,15 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'transfer':
+      return { ok: true, action: command.action, ...control.transfer(command.ids) };
+    case 'set-traits':
+      return { ok: true, action: command.action, traits: control.setTraits(command.traits) };
     case 'hide':
       return { ok: true, action: command.action, ...control.hide(command.ids) };
     case 'resize':
       return { ok: true, action: command.action, ...control.resize(command.ids, command.bytes) };
     case 'add':
       return { ok: true, action: command.action, added: control.add(command.count) };
-    case 'set-traits':
-      return { ok: true, action: command.action, traits: control.setTraits(command.traits) };
   }
 }

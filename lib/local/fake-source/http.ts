@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SourceState } from './state.js';
-import { NO_TRAITS, renderBody, type Traits } from './traits.js';
 
 /** What a route answers; the server adds rate-limit headers, latency and faults around it. */
 export interface Reply {
@@ -9,6 +8,8 @@ export interface Reply {
   readonly body?: unknown;
   /** A pre-rendered body (an HTML error page from a "proxy"), sent as is with its content type. */
   readonly raw?: { readonly contentType: string; readonly text: string };
+  /** The body as sent, already encoded (gzip): overrides `body` and `raw.text`, keeps the content type. */
+  readonly bytes?: Buffer;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -77,31 +78,21 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   return text.trim() === '' ? {} : JSON.parse(text);
 }
 
-/**
- * Writes a reply, unless the client (or `stop()`) already closed the connection. `traits` shape
- * the body of a source reply (gzip, padding, no `Content-Length`; see `traits.ts`); JSON bodies
- * are written losslessly, so a record's big numbers leave as bare digits.
- */
-export function send(
-  res: ServerResponse,
-  reply: Reply,
-  extraHeaders: Record<string, string>,
-  traits: Traits = NO_TRAITS,
-): void {
+/** Writes a reply, unless the client (or `stop()`) already closed the connection. */
+export function send(res: ServerResponse, reply: Reply, extraHeaders: Record<string, string>): void {
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   const contentType = reply.raw?.contentType ?? 'application/json; charset=utf-8';
-  const rendered =
-    reply.raw !== undefined
-      ? { bytes: Buffer.from(reply.raw.text), headers: {} }
-      : reply.body === undefined
-        ? { bytes: Buffer.alloc(0), headers: {} }
-        : renderBody(reply.body, traits);
+  const body = reply.bytes ?? replyText(reply);
   res.writeHead(reply.status, {
     ...extraHeaders,
     ...reply.headers,
-    ...rendered.headers,
     'content-type': contentType,
-    ...(traits.hideLength ? {} : { 'content-length': String(rendered.bytes.byteLength) }),
+    'content-length': String(Buffer.byteLength(body)),
   });
-  res.end(rendered.bytes);
+  res.end(body);
+}
+
+/** The body of a reply as text, before any encoding. */
+export function replyText(reply: Reply): string {
+  return reply.raw?.text ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
 }
