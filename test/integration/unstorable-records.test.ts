@@ -26,7 +26,7 @@ describe('a page with records DynamoDB cannot hold as sent', () => {
 
     expect(run.state).toBe('succeeded');
     expect(run.errorCount).toBe(2);
-    const { hostile, bigIntegers } = fake.truth().traits;
+    const { hostile, bigIntegers } = fake.truth();
     const [bigId, hugeId, deepId] = ['big-integer', 'overflow', 'deep'].map(
       (kind) => Object.keys(hostile).find((id) => hostile[id] === kind) ?? '',
     ) as [string, string, string];
