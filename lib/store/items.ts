@@ -10,9 +10,10 @@ import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
 import { stableHash } from '../run/hash.js';
-import { isConditionFailure } from './errors.js';
+import { isConditionFailure, valueRefusal } from './errors.js';
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { queryAll } from './paging.js';
+import { unstorableReason } from './storable.js';
 
 /** A stored entity. */
 export interface StoredItem {
@@ -63,7 +64,9 @@ export type LoadResult =
       /** Written with new content (first store, newer version, or new content at an equal version). */
       readonly changed?: boolean;
     }
-  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number };
+  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number }
+  /** DynamoDB cannot hold a value of the entity (see `storable.ts`); `reason` says which and why. */
+  | { readonly entityId: string; readonly status: 'unstorable'; readonly reason: string };
 
 /** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
 export const LOAD_CONCURRENCY = 16;
@@ -105,6 +108,8 @@ export class ItemStore {
     epoch = 0,
     provenance?: ItemProvenance,
   ): Promise<LoadResult> {
+    const unstorable = unstorableReason(entity.data);
+    if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
     const fields = {
       version: entity.version,
       data: entity.data,
@@ -180,7 +185,11 @@ export class ItemStore {
     return { entityId: entity.id, status: 'kept_newer' };
   }
 
-  /** Loads a page of entities with bounded parallelism; any storage error rejects (the page is retried whole). */
+  /**
+   * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
+   * limit `storable.ts` does not foresee) makes that entity `unstorable`; any other storage error
+   * rejects (the page is retried whole).
+   */
   async loadAll(
     sourceId: string,
     entities: readonly Entity[],
@@ -191,7 +200,15 @@ export class ItemStore {
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
     return Promise.all(
-      entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now, epoch, provenance))),
+      entities.map((entity) =>
+        limit(() =>
+          this.load(sourceId, entity, runId, now, epoch, provenance).catch((error: unknown): LoadResult => {
+            const refusal = valueRefusal(error);
+            if (refusal === null) throw error;
+            return { entityId: entity.id, status: 'unstorable', reason: refusal };
+          }),
+        ),
+      ),
     );
   }
 

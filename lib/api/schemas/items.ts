@@ -43,12 +43,9 @@ export const ProvenanceSchema = z
       .nullable()
       .meta({ description: 'The partition window of a partitioned run; null otherwise' }),
     fetchedAt: IsoTimeSchema.nullable().meta({ description: 'When the source answered the request' }),
-    request: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'The source request that returned it, credentials redacted; null for SDK sources',
-      }),
+    request: z.string().nullable().meta({
+      description: 'The source request that returned it, credentials redacted; null for SDK sources',
+    }),
     storedAt: IsoTimeSchema.meta({ description: 'When the run wrote it' }),
     firstRunId: RunIdSchema.nullable().meta({ description: 'The run that first stored the entity' }),
   })
@@ -118,12 +115,10 @@ export const ItemExplanationSchema = z
       .meta({ description: 'The last run that listed it (it may have found the stored version current)' }),
     tombstone: z.object({ at: IsoTimeSchema, runId: RunIdSchema.nullable() }).nullable(),
     deadLetters: z.array(DeadLetterViewSchema).meta({ description: 'Open dead letters of the entity' }),
-    failedPages: z
-      .array(DeadLetterViewSchema)
-      .meta({
-        description:
-          'Open page dead letters of the source: pages that may have held it (when it is not stored)',
-      }),
+    failedPages: z.array(DeadLetterViewSchema).meta({
+      description:
+        'Open page dead letters of the source: pages that may have held it (when it is not stored)',
+    }),
     watermark: z.string().nullable().meta({ description: "The source's incremental watermark" }),
   })
   .meta({ id: 'ItemExplanation' });
