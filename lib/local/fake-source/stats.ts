@@ -5,6 +5,7 @@ export const ROUTES = [
   'record',
   'github-issues',
   'github-issue',
+  'github-issue-by-repository-id',
   'gitlab-issues',
   'gitlab-issue',
   'truth',
