@@ -9,7 +9,7 @@ import {
   faultProfileSchema,
   type ResolvedFaultProfile,
 } from './profiles.js';
-import type { ChangeResult, SourceState, TransferResult } from './state.js';
+import type { ChangeResult, SourceState } from './state.js';
 import type { StatsRecorder } from './stats.js';
 
 const profileNames = Object.keys(FAULT_PROFILES) as [FaultProfileName, ...FaultProfileName[]];
@@ -31,15 +31,6 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
   z.strictObject({ action: z.literal('hide'), ids: refs }),
-  z.strictObject({
-    action: z.literal('transfer'),
-    ids: refs,
-    /** `owner/repo` the issues go to; default `elsewhere/moved`. */
-    to: z
-      .string()
-      .regex(/^[^/\s]+\/[^/\s]+$/, 'must be owner/repo')
-      .optional(),
-  }),
   z.strictObject({
     action: z.literal('resize'),
     ids: refs,
@@ -66,7 +57,6 @@ export type ControlResult =
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
-  | ({ readonly ok: true; readonly action: 'transfer' } & TransferResult)
   | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] }
   | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null };
 
@@ -88,12 +78,6 @@ export interface FakeSourceControl {
   delete(ids: readonly (string | number)[]): ChangeResult;
   /** Takes entities out of listings only (a lagging listing index): fetching them by id still works. */
   hide(ids: readonly (string | number)[]): ChangeResult;
-  /**
-   * Transfers issues to another repository (`owner/repo`, default `elsewhere/moved`): they leave
-   * the listings, and the GitHub shape answers a fetch by their old number with a redirect to
-   * another repository's issue (see `getIssue` in `github.ts`). Other shapes answer 404.
-   */
-  transfer(ids: readonly (string | number)[], to?: string): TransferResult;
   /** Gives entities a body of `bytes` characters (too large to store, say) and touches them. */
   resize(ids: readonly (string | number)[], bytes: number): ChangeResult;
   /** Creates `count` entities, modified after every existing one. */
@@ -119,7 +103,6 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     delete: (ids) => state.delete(ids),
     resize: (ids, bytes) => state.resize(ids, bytes),
     hide: (ids) => state.hide(ids),
-    transfer: (ids, to) => state.transfer(ids, to),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
     apply(input) {
@@ -150,8 +133,6 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, ...control.delete(command.ids) };
     case 'hide':
       return { ok: true, action: command.action, ...control.hide(command.ids) };
-    case 'transfer':
-      return { ok: true, action: command.action, ...control.transfer(command.ids, command.to) };
     case 'resize':
       return { ok: true, action: command.action, ...control.resize(command.ids, command.bytes) };
     case 'add':

@@ -39,20 +39,10 @@ export function isClosed(entity: FakeEntity): boolean {
   return entity.number % 3 === 0;
 }
 
-/** Where an issue is served from: the repository and number it has there. */
-interface IssueHome {
-  readonly owner: string;
-  readonly repo: string;
-  readonly number: number;
-}
-
-/**
- * The issue JSON of an entity, broken when the source currently breaks it; `home` when it is
- * served from another repository than the request's (a transferred issue).
- */
-export function issueJson(ctx: RouteContext, entity: FakeEntity, home?: IssueHome): Record<string, unknown> {
-  const { owner = 'o', repo = 'r' } = home ?? ctx.params;
-  const n = home?.number ?? entity.number;
+/** The issue JSON of an entity, broken when the source currently breaks it. */
+export function issueJson(ctx: RouteContext, entity: FakeEntity): Record<string, unknown> {
+  const { owner = 'o', repo = 'r' } = ctx.params;
+  const n = entity.number;
   const api = `${ctx.origin}/repos/${owner}/${repo}`;
   const html = `https://github.com/${owner}/${repo}`;
   // GitHub lists pull requests as issues with a `pull_request` key; connectors must expect them.
@@ -139,42 +129,15 @@ export function listIssues(ctx: RouteContext): Reply {
   return json(200, items, link ? { link } : undefined);
 }
 
-const NOT_FOUND = {
-  message: 'Not Found',
-  documentation_url: 'https://docs.github.com/rest/issues/issues#get-an-issue',
-  status: '404',
-};
-
-/**
- * `GET /repos/{owner}/{repo}/issues/{number}` → the issue; 404 when unknown, deleted or not found.
- * A transferred issue is answered as GitHub answers it ("Get an issue": "301 Moved Permanently if
- * the issue was transferred to another repository"): a redirect to the issue it became, by
- * repository id — `/repositories/{id}/issues/{number in the new repository}`.
- */
+/** `GET /repos/{owner}/{repo}/issues/{number}` → the issue; 404 when unknown, deleted or not found. */
 export function getIssue(ctx: RouteContext): Reply {
   const entity = ctx.state.store.find(Number(ctx.params.number));
-  const transfer = entity && ctx.state.transferOf(entity);
-  if (transfer) {
-    const location = `${ctx.origin}/repositories/${transfer.repositoryId}/issues/${transfer.number}`;
-    return json(
-      301,
-      {
-        message: 'Moved Permanently',
-        url: location,
-        documentation_url:
-          'https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api#follow-redirects',
-      },
-      { location },
-    );
+  if (!entity || ctx.state.isHiddenFromFetch(entity)) {
+    return json(404, {
+      message: 'Not Found',
+      documentation_url: 'https://docs.github.com/rest/issues/issues#get-an-issue',
+      status: '404',
+    });
   }
-  if (!entity || ctx.state.isHiddenFromFetch(entity)) return json(404, NOT_FOUND);
   return json(200, issueJson(ctx, entity));
-}
-
-/** `GET /repositories/{id}/issues/{number}` → an issue transferred here (where a transfer redirect leads); else 404. */
-export function getIssueByRepositoryId(ctx: RouteContext): Reply {
-  const found = ctx.state.transferredTo(Number(ctx.params.repositoryId), Number(ctx.params.number));
-  if (!found) return json(404, NOT_FOUND);
-  const [owner = 'o', repo = 'r'] = found.to.repository.split('/');
-  return json(200, issueJson(ctx, found.entity, { owner, repo, number: found.to.number }));
 }

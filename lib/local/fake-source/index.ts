@@ -36,11 +36,5 @@ export {
 export { type QuotaVerdict, requestToken, SharedQuota, type SharedQuotaOptions } from './quota.js';
 export { decodeCursor, encodeCursor, MAX_LIMIT, type RestRecord } from './records.js';
 export { type FakeSource, type FakeSourceOptions, startFakeSource } from './server.js';
-export {
-  type ChangeResult,
-  type GroundTruth,
-  TRANSFER_TARGET,
-  type Transfer,
-  type TransferResult,
-} from './state.js';
+export type { ChangeResult, GroundTruth } from './state.js';
 export type { RouteName, Stats } from './stats.js';

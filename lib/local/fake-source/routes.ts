@@ -1,5 +1,5 @@
 import type { Shape } from './fault-replies.js';
-import { getIssue, getIssueByRepositoryId, listIssues } from './github.js';
+import { getIssue, listIssues } from './github.js';
 import { getGitlabIssue, listGitlabIssues } from './gitlab.js';
 import type { Reply, RouteContext } from './http.js';
 import { getRecord, listRecords, listRecordsPaged } from './records.js';
@@ -65,14 +65,6 @@ export const ROUTE_TABLE: readonly Route[] = [
     kind: 'item',
     shape: 'github',
     handle: getIssue,
-  },
-  {
-    name: 'github-issue-by-repository-id',
-    method: 'GET',
-    pattern: /^\/repositories\/(?<repositoryId>\d+)\/issues\/(?<number>\d+)$/,
-    kind: 'item',
-    shape: 'github',
-    handle: getIssueByRepositoryId,
   },
   {
     name: 'gitlab-issues',

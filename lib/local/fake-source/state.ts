@@ -26,28 +26,6 @@ export interface ChangeResult {
   readonly unknownIds: readonly string[];
 }
 
-/** Where a transferred issue went: another repository, under the number it holds there. */
-export interface Transfer {
-  /** GitHub's numeric repository id (redirects point at `/repositories/{id}/issues/{number}`). */
-  readonly repositoryId: number;
-  /** `owner/repo` of the repository it went to. */
-  readonly repository: string;
-  readonly number: number;
-}
-
-/** Result of `transfer`: what moved, and where to. */
-export interface TransferResult extends ChangeResult {
-  readonly moved: readonly { readonly id: string; readonly to: Transfer }[];
-}
-
-/** The repository transferred issues go to unless told otherwise (numbers from 1 there, as in a new repository). */
-export const TRANSFER_TARGET = 'elsewhere/moved';
-
-/** A stable numeric id for a repository name (GitHub redirects by id, not by name). */
-function repositoryIdOf(repository: string): number {
-  return 9_000_000 + (hash32('repository', repository) % 1_000_000);
-}
-
 /**
  * The mutable state of one fake source: its entities, its current profile and which entities it
  * currently serves broken. Routes read it; control commands change it.
@@ -58,7 +36,6 @@ export class SourceState {
   private profileInUse: ResolvedFaultProfile;
   private invalid = new Set<FakeEntity>();
   private notFound = new Set<FakeEntity>();
-  private readonly transfers = new Map<FakeEntity, Transfer>();
 
   constructor(
     private readonly seed: number,
@@ -145,39 +122,6 @@ export class SourceState {
   /** Deletes live entities. */
   delete(refs: readonly (string | number)[]): ChangeResult {
     return this.change(refs, (entity) => this.store.delete(entity));
-  }
-
-  /**
-   * Transfers issues to another repository (GitHub's "Transfer issue"): they leave this
-   * repository's listings, truth lists them as deleted, and fetching one by its old number is
-   * answered with a redirect to the issue it became there, numbered anew in that repository.
-   */
-  transfer(refs: readonly (string | number)[], to: string = TRANSFER_TARGET): TransferResult {
-    const moved: { id: string; to: Transfer }[] = [];
-    const result = this.change(refs, (entity) => {
-      const repositoryId = repositoryIdOf(to);
-      const number = [...this.transfers.values()].filter((t) => t.repository === to).length + 1;
-      const transfer = { repositoryId, repository: to, number };
-      this.transfers.set(entity, transfer);
-      // The transfer is an edit (GitHub bumps `updated_at`); the issue then lives on elsewhere only.
-      this.store.touch(entity);
-      this.store.delete(entity);
-      moved.push({ id: entity.id, to: transfer });
-    });
-    return { ...result, moved };
-  }
-
-  /** Where a transferred issue went; undefined for one that was never transferred. */
-  transferOf(entity: FakeEntity): Transfer | undefined {
-    return this.transfers.get(entity);
-  }
-
-  /** The entity that became issue `number` of repository `repositoryId` by a transfer. */
-  transferredTo(repositoryId: number, number: number): { entity: FakeEntity; to: Transfer } | undefined {
-    for (const [entity, to] of this.transfers) {
-      if (to.repositoryId === repositoryId && to.number === number) return { entity, to };
-    }
-    return undefined;
   }
 
   /** Creates `count` new entities, modified after every existing one; they are never broken. */

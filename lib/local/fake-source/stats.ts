@@ -5,7 +5,6 @@ export const ROUTES = [
   'record',
   'github-issues',
   'github-issue',
-  'github-issue-by-repository-id',
   'gitlab-issues',
   'gitlab-issue',
   'truth',
