@@ -15,7 +15,7 @@ import { getPath } from '../values.js';
 import { noWindows, planByCount, planByPosition, windowedRemaining } from '../windows.js';
 import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
-import { nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
+import { keyedNext, nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
 import { fetchWindowedCursorPage, isWindowedCursor } from './windowed-cursor.js';
 
 export type { RestJsonConfig } from './config.js';
@@ -122,11 +122,12 @@ async function fetchKeyedPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const follow = position.follow ?? null;
   const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
-  const sourceNext = nextCursor(config, follow, listed);
+  const continuation = keyedNext(config, follow, listed, position.full ?? 0);
   const step = advance(
     position,
     listed.items.map((raw) => listedKey(normalizeRecord(config, raw))),
-    sourceNext,
+    continuation.next,
+    { guessed: continuation.guessed },
   );
   const items = listed.items.filter((_, index) => step.deliver[index]);
   const total = follow === null ? totalOf(config, listed.body) : null;
