@@ -201,11 +201,14 @@ async function filedByThisPass(context: StepContext, ref: string | null): Promis
   return (from !== null && entry.windowUntil === from) || (until !== null && entry.windowFrom === until);
 }
 
-/** Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page. */
+/**
+ * Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page.
+ * `stored`: the ids now held in the store (written, or kept at a newer version already there).
+ */
 export async function loadEntities(
   context: StepContext,
   entities: Entity[],
-): Promise<{ loaded: number; failed: number }> {
+): Promise<{ loaded: number; failed: number; stored: ReadonlySet<string> }> {
   const { deps, run, message } = context;
   const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now(), run.epoch);
   let failed = 0;
@@ -229,12 +232,14 @@ export async function loadEntities(
     });
   }
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
+  const stored = results
+    .filter((r) => r.status === 'written' || r.status === 'kept_newer')
+    .map((r) => r.entityId);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
   if (run.mode !== 'dlq_retry') {
-    const stored = results.filter((r) => r.status !== 'too_large').map((r) => r.entityId);
     await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
   }
-  return { loaded: results.length - failed, failed };
+  return { loaded: results.length - failed, failed, stored: new Set(stored) };
 }
 
 /**

@@ -8,7 +8,7 @@ import type { EngineDeps } from './deps.js';
 import { pageMessage, resendExpectedPage, sendPage } from './handoff.js';
 import { finishPartitionedRun, startTailPass } from './partition-work.js';
 import type { ReapOutcome } from './reaper.js';
-import { adoptedParams, failCrashLoop, sourceNow } from './reaper-shared.js';
+import { adoptedParams, failCrashLoop, restartStale, sourceNow } from './reaper-shared.js';
 import { rearm } from './restart.js';
 
 /**
@@ -48,9 +48,9 @@ export async function reapPartitioned(
   for (const { partition, silence } of judged) {
     if (silence.kind !== 'resend') continue;
     if (now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
-      // The positions the pages would continue from are stale: start over, nothing crashed.
-      await rearm(deps, run, { verdict: 'checkpoint_stale', from: 'scratch', countRestart: false });
-      return { kind: 'acted', verdict: 'checkpoint_stale', action: 'restart' };
+      // The positions the pages would continue from are stale: start over, counted.
+      const verdict = await restartStale(deps, run);
+      return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }
     if (await resendExpectedPage(deps, run, silence.reason, partition.index)) resent = silence.reason;
   }

@@ -1,3 +1,4 @@
+import { RELIABILITY } from '../config/constants.js';
 import { type Connector, hasStablePosition } from '../connectors/contract.js';
 import { runParamsHash } from '../run/hash.js';
 import type { SyncRun } from '../run/model.js';
@@ -5,6 +6,7 @@ import type { SourceRecord } from '../store/sources.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { pageRef, pageScope } from './page-scope.js';
+import { rearm } from './restart.js';
 
 /** What the reaper knows about a silent run's source now, to judge whether the run is still the same job. */
 export interface SourceNow {
@@ -96,4 +98,30 @@ export async function failCrashLoop(
     },
     resume: { reason: 'restart_limit', from: 'none', at: now },
   });
+}
+
+/**
+ * A run whose handed-over page was never taken and whose checkpoint has outlived the freshness
+ * budget restarts from scratch (DESIGN §5). The restart counts against the run's restart budget:
+ * a page lost after every commit would otherwise restart the run every 6 hours forever. Past the
+ * budget the run ends `failed` with `restart_limit`.
+ */
+export async function restartStale(
+  deps: EngineDeps,
+  run: SyncRun,
+): Promise<'checkpoint_stale' | 'restart_limit'> {
+  if (run.restarts >= RELIABILITY.maxRestartsPerRun) {
+    await endRun(deps, run, {
+      epoch: run.epoch,
+      state: 'failed',
+      failure: {
+        reason: 'restart_limit',
+        message: `the run was restarted ${run.restarts} times and its position was older than the 6 h freshness budget again (page ${run.nextPage} was never taken)`,
+      },
+      resume: { reason: 'restart_limit', from: 'none', at: deps.clock.now() },
+    });
+    return 'restart_limit';
+  }
+  await rearm(deps, run, { verdict: 'checkpoint_stale', from: 'scratch', countRestart: true });
+  return 'checkpoint_stale';
 }

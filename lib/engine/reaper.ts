@@ -9,7 +9,7 @@ import type { EngineDeps } from './deps.js';
 import { publishOutcome } from './finish.js';
 import { resendExpectedPage } from './handoff.js';
 import { reapPartitioned } from './partition-reaper.js';
-import { adoptedParams, failCrashLoop, sourceNow } from './reaper-shared.js';
+import { adoptedParams, failCrashLoop, restartStale, sourceNow } from './reaper-shared.js';
 import { rearm } from './restart.js';
 
 /** What one reaper pass did, run by run. */
@@ -94,10 +94,9 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
   }
   if (silence.kind === 'resend') {
     if (run.nextPage > 1 && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
-      // The checkpoint the page would continue from is stale (DESIGN §5): start over, but
-      // nothing crashed, so no restart is counted.
-      await rearm(deps, run, { verdict: 'checkpoint_stale', from: 'scratch', countRestart: false });
-      return { kind: 'acted', verdict: 'checkpoint_stale', action: 'restart' };
+      // The checkpoint the page would continue from is stale (DESIGN §5): start over, counted.
+      const verdict = await restartStale(deps, run);
+      return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }
     const resent = await resendExpectedPage(deps, run, silence.reason);
     return resent ? { kind: 'acted', verdict: silence.reason, action: 'resend' } : undefined;

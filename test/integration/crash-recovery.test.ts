@@ -207,6 +207,31 @@ describe('the freshness budget', () => {
     await expectComplete(run, fake);
   });
 
+  it('counts each stale restart, so a page lost after every commit ends the run failed with restart_limit', async () => {
+    const { sourceId } = await newSource();
+    hooks.arm({ point: 'afterCommit', page: 2, times: 100 });
+    const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
+
+    const verdicts: string[] = [];
+    for (let pass = 0; pass <= RELIABILITY.maxRestartsPerRun; pass++) {
+      await hooks.nextCrash();
+      clock.advance(RELIABILITY.checkpointFreshnessMs + 60_000);
+      const report = await runtime.reapNow();
+      verdicts.push(...report.actions.filter((a) => a.runId === started.runId).map((a) => a.verdict));
+    }
+    const run = await waitForRun(engine.deps, started.runId);
+
+    expect(verdicts).toEqual([
+      ...Array(RELIABILITY.maxRestartsPerRun).fill('checkpoint_stale'),
+      'restart_limit',
+    ]);
+    expect(run.state).toBe('failed');
+    expect(run.failure?.reason).toBe('restart_limit');
+    expect(run.failure?.message).toMatch(/older than the 6 h freshness budget/);
+    expect(run.restarts).toBe(RELIABILITY.maxRestartsPerRun);
+    expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
+  });
+
   it('ends the run source_unavailable, position kept and lock released, when a deferred page wakes past the budget', async () => {
     const { sourceId } = await newSource();
     const started = await startAndCrash(sourceId, 'incremental', 'afterCommit', 2);
