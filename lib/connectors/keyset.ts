@@ -1,5 +1,6 @@
 import { ClassifiedError } from '../retry/errors.js';
 import type { Normalized, TimeWindow } from './contract.js';
+import { atPrecision, type SincePrecision } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
 
 /**
@@ -79,14 +80,14 @@ export interface KeysetPosition {
   readonly stretch?: { readonly from: string; readonly tally: Tally };
   /**
    * Listing such a stretch a second time, from `at` through the source's continuation, up to the
-   * first record at or after `end` (null: the listing's end). `then` is where the stream goes on
+   * first record at or after `end` (null: the listing's end). `resume` is where the stream goes on
    * afterwards (null: it ends); nothing is delivered meanwhile.
    */
   readonly check?: {
     readonly end: string | null;
     readonly want: Tally;
     readonly got: Tally;
-    readonly then: KeysetPosition | null;
+    readonly resume: KeysetPosition | null;
   };
 }
 
@@ -178,7 +179,7 @@ function isCheck(value: unknown): boolean {
     (c.end === null || typeof c.end === 'string') &&
     isTally(c.want) &&
     isTally(c.got) &&
-    (c.then === null || isPosition(c.then))
+    (c.resume === null || isPosition(c.resume))
   );
 }
 
@@ -210,8 +211,8 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
   return a <= b ? a : b;
 }
 
-/** How far a connector's `sourceNext` can be trusted. */
-export interface ContinuationKind {
+/** What a connector knows of the listing a page came from. */
+export interface ListingOptions {
   /**
    * True when the source gives no continuation of its own and the connector guesses one (the
    * next page number, when the source sends neither a next link nor a total): then an empty
@@ -221,6 +222,12 @@ export interface ContinuationKind {
    * to its limit and then drop the rows the caller may not see.
    */
   readonly guessed?: boolean;
+  /**
+   * The finest time the source's `since` filter tells apart. With `'s'` the page was asked from
+   * the position's time cut to the second, and records listed between that and the position's
+   * time come before the key in listing order: already delivered, skipped.
+   */
+  readonly precision?: SincePrecision;
 }
 
 /**
@@ -240,10 +247,11 @@ export function advance(
   position: KeysetPosition,
   keys: readonly ListedKey[],
   sourceNext: string | null,
-  continuation: ContinuationKind = {},
+  continuation: ListingOptions = {},
 ): KeysetStep {
-  refuseUnsorted(position.at, keys);
-  if (position.check !== undefined) return checkStep(position, position.check, keys, sourceNext, continuation);
+  refuseUnsorted(position.at, keys, continuation.precision);
+  if (position.check !== undefined)
+    return checkStep(position, position.check, keys, sourceNext, continuation);
   const delivered = new Set([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   let bounded = false;
@@ -254,6 +262,8 @@ export function advance(
       return false;
     }
     if (at === null) return true;
+    // Listed only because the source reads `since` at a coarser precision: before the key.
+    if (key.ok && key.at < at) return false;
     if (key.ok) return !(key.at === at && delivered.has(key.id));
     return key.ref === null || !delivered.has(key.ref);
   });
@@ -272,7 +282,9 @@ export function advance(
   const bound = until === undefined ? {} : { until };
 
   let last: string | null = null;
-  for (const key of keys) if (key.ok && (last === null || key.at > last)) last = key.at;
+  for (const key of keys) {
+    if (key.ok && (at === null || key.at >= at) && (last === null || key.at > last)) last = key.at;
+  }
 
   if (last === null || last === at) {
     // The whole page is one tie group (or unkeyable): follow the source's own continuation.
@@ -319,37 +331,40 @@ export function advance(
   return { deliver, ...leaveStretch(position, keys, last, next) };
 }
 
-function refuseUnsorted(at: string | null, keys: readonly ListedKey[]): void {
+function refuseUnsorted(at: string | null, keys: readonly ListedKey[], precision?: SincePrecision): void {
   if (at === null) return;
-  const older = keys.find((key) => key.ok && key.at < at);
+  const asked = atPrecision(at, precision);
+  const older = keys.find((key) => key.ok && key.at < asked);
   if (older?.ok) {
     throw new ClassifiedError(
       'permanent',
-      `the source listed a record modified at ${older.at} when asked for records since ${at}: its listing is not filtered and ordered by modification time`,
+      `the source listed a record modified at ${older.at} when asked for records since ${asked}: its listing is not filtered and ordered by modification time`,
     );
   }
 }
 
 /**
  * The step after a page that ends a stretch read by position (the listing moved past its key, or
- * ended): list the stretch again to check it, then go on at `then`. A stretch that cannot be
- * checked caps the watermark at its start at once. Pages outside a stretch go straight to `then`.
+ * ended): list the stretch again to check it, then go on at `resume`. A stretch that cannot be
+ * checked caps the watermark at its start at once. Pages outside a stretch go straight to `resume`.
  */
 function leaveStretch(
   position: KeysetPosition,
   keys: readonly ListedKey[],
   end: string | null,
-  then: KeysetPosition | null,
+  resume: KeysetPosition | null,
 ): Pick<KeysetStep, 'next' | 'ceiling'> {
   const confirmed = position.ceiling ?? null;
   const stretch = position.follow === undefined ? undefined : position.stretch;
-  if (stretch === undefined) return { next: then, ceiling: confirmed };
+  if (stretch === undefined) return { next: resume, ceiling: confirmed };
   const want = tallyPage(stretch.tally, keys, end).tally;
-  if (want.broken) return capped(then, earlier(position.ceiling, stretch.from) ?? null);
+  if (want.broken) return capped(resume, earlier(position.ceiling, stretch.from) ?? null);
   const next: KeysetPosition = {
     at: stretch.from,
     ids: [],
-    check: { end, want, got: EMPTY_TALLY, then },
+    check: { end, want, got: EMPTY_TALLY, resume },
+    // The page size seen so far: a connector counting pages by it must count the same again.
+    ...(position.full === undefined ? {} : { full: position.full }),
     ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
     ...(position.until === undefined ? {} : { until: position.until }),
   };
@@ -362,7 +377,7 @@ function checkStep(
   check: NonNullable<KeysetPosition['check']>,
   keys: readonly ListedKey[],
   sourceNext: string | null,
-  continuation: ContinuationKind,
+  continuation: ListingOptions,
 ): KeysetStep {
   const deliver = keys.map(() => false);
   const { tally: got, reached } = tallyPage(check.got, keys, check.end);
@@ -371,14 +386,14 @@ function checkStep(
     const next: KeysetPosition = { ...position, follow: sourceNext, check: { ...check, got } };
     return { deliver, next, ceiling: position.ceiling ?? null };
   }
-  if (sameTally(check.want, got)) return { deliver, next: check.then, ceiling: position.ceiling ?? null };
-  return { deliver, ...capped(check.then, earlier(position.ceiling, position.at ?? undefined) ?? null) };
+  if (sameTally(check.want, got)) return { deliver, next: check.resume, ceiling: position.ceiling ?? null };
+  return { deliver, ...capped(check.resume, earlier(position.ceiling, position.at ?? undefined) ?? null) };
 }
 
-/** `then` with the watermark capped at `ceiling` from now on. */
-function capped(then: KeysetPosition | null, ceiling: string | null): Pick<KeysetStep, 'next' | 'ceiling'> {
-  if (then === null || ceiling === null) return { next: then, ceiling };
-  return { next: { ...then, ceiling }, ceiling };
+/** `resume` with the watermark capped at `ceiling` from now on. */
+function capped(resume: KeysetPosition | null, ceiling: string | null): Pick<KeysetStep, 'next' | 'ceiling'> {
+  if (resume === null || ceiling === null) return { next: resume, ceiling };
+  return { next: { ...resume, ceiling }, ceiling };
 }
 
 /**

@@ -83,9 +83,13 @@ describe('advance', () => {
     const after = advance(step.next!, [key('b', T2)], null);
     expect(after.deliver).toEqual([true]);
     // The stretch read by position is listed once more before the stream ends.
-    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: null, then: null } });
+    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: null, resume: null } });
     const again = advance(after.next!, [], 'cursor-2');
-    expect(advance(again.next!, [key('b', T2)], null)).toEqual({ deliver: [false], next: null, ceiling: null });
+    expect(advance(again.next!, [key('b', T2)], null)).toEqual({
+      deliver: [false],
+      next: null,
+      ceiling: null,
+    });
   });
 
   it('without a continuation of the source’s own, ends on an empty page, and on a short page only after re-listing from its last key once', () => {
@@ -115,15 +119,15 @@ describe('advance', () => {
     // Out of the tie: the group is listed again from its key, delivering nothing.
     const after = advance(step.next!, [key('c', T1), key('d', T2)], 'page-3');
     expect(after.deliver).toEqual([true, true]);
-    const then = { at: T2, ids: ['d'], full: 2 };
-    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: T2, then } });
+    const resume = { at: T2, ids: ['d'], full: 2 };
+    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: T2, resume } });
     const first = advance(after.next!, [key('a', T1), key('b', T1)], 'page-2');
     expect(first.deliver).toEqual([false, false]);
     expect(first.next).toMatchObject({ at: T1, follow: 'page-2', check: { end: T2 } });
     // The same group both times: back to keys, no ceiling.
     expect(advance(first.next!, [key('c', T1), key('d', T2)], 'page-3')).toEqual({
       deliver: [false, false],
-      next: then,
+      next: resume,
       ceiling: null,
     });
   });
@@ -172,7 +176,7 @@ describe('advance', () => {
     expect(step.next).toMatchObject({ at: T1, follow: 'page-2', until: T3 });
     const out = advance(step.next!, [key('c', T1), key('d', T3)], 'page-3');
     expect(out.deliver).toEqual([true, false]);
-    expect(out.next).toMatchObject({ at: T1, until: T3, check: { end: T3, then: null } });
+    expect(out.next).toMatchObject({ at: T1, until: T3, check: { end: T3, resume: null } });
     const again = advance(out.next!, [key('a', T1), key('b', T1)], 'page-2');
     expect(advance(again.next!, [key('c', T1), key('d', T3)], 'page-3').next).toBeNull();
   });

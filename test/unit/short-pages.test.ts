@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectorContext } from '../../lib/connectors/contract.js';
-import { restJsonConfigSchema, restJsonConnector as rest } from '../../lib/connectors/rest-json/index.js';
+import { restJsonConnector as rest, restJsonConfigSchema } from '../../lib/connectors/rest-json/index.js';
 
 /**
  * Sources that cut a page to its limit and then drop the rows the caller may not see
@@ -35,8 +35,7 @@ const hidden = (row: Row) => {
 type Paging = 'cursor' | 'page-total' | 'page';
 
 /** The API: `since` (inclusive), `limit`, and an offset cursor or a page number; hidden rows dropped after the limit. */
-function api(paging: Paging) {
-  const all = rows();
+function api(paging: Paging, all: readonly Row[]) {
   return (async (input: unknown) => {
     const url = new URL(String(input));
     const since = url.searchParams.get('since');
@@ -73,8 +72,8 @@ function config(paging: Paging) {
   });
 }
 
-async function readAll(paging: Paging): Promise<string[]> {
-  const ctx: ConnectorContext = { fetch: api(paging), secrets: async () => '', since: null };
+async function readAll(paging: Paging, all: readonly Row[] = rows()): Promise<string[]> {
+  const ctx: ConnectorContext = { fetch: api(paging, all), secrets: async () => '', since: null };
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages === 0 || cursor !== null; pages++) {
@@ -95,6 +94,21 @@ describe('a source that drops rows after its limit', () => {
     '%s: short and empty pages with more to follow do not end the stream: every visible row is read once',
     async (paging) => {
       expect(await readAll(paging)).toEqual(visible);
+    },
+  );
+
+  it.each<Paging>(['cursor', 'page-total', 'page'])(
+    '%s: a tie group larger than a page, short pages in it, is read whole once and the stream ends',
+    async (paging) => {
+      // A bulk edit gave the last 250 rows one updatedAt: the stream ends inside the group.
+      const tied = rows().map((row, i) =>
+        i >= 150 ? { ...row, updatedAt: new Date(BASE + 150_000).toISOString() } : row,
+      );
+      const ids = await readAll(paging, tied);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Page numbers without a total end at the empty page the hidden rows 230–329 make.
+      const shown = tied.filter((row) => !hidden(row) && (paging !== 'page' || row.id < 'r0230'));
+      expect(ids).toEqual(shown.map((row) => row.id));
     },
   );
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { watermarkLookbackSeconds } from '../source-timing.js';
 
 // GitHub's own rules: owners are alphanumerics and single hyphens, repositories add `.` and `_`.
 // Checked here so a typo fails at configuration time, not as a 404 in the middle of a run.
@@ -41,6 +42,8 @@ export const githubIssuesConfigSchema = z.strictObject({
    * stored nor counted as failures.
    */
   includePullRequests: z.boolean().default(true),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
 });
 
 /** The parsed config, defaults applied. */

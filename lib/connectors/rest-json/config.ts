@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
 
 /**
  * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
@@ -131,6 +132,13 @@ export const restJsonConfigSchema = z.strictObject({
     .optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
+  /**
+   * `s` when `sinceParam` reads whole seconds (drops or refuses milliseconds): windows are then
+   * cut at whole seconds and pages ask `since` in whole seconds. Default `ms`.
+   */
+  sincePrecision,
 });
 
 /** The parsed config, defaults applied. */

@@ -117,7 +117,9 @@ export function keyedNext(
   const number = pageOf(pagination, cursor);
   const total = totalOf(config, page.body);
   if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
-  const listed = (number - pagination.firstPage) * Math.max(served, page.items.length) + page.items.length;
+  // Before any page held a row, the requested size stands in, so empty pages still count on.
+  const size = Math.max(served, page.items.length) || config.pageSize;
+  const listed = (number - pagination.firstPage) * size + page.items.length;
   return { next: total > listed ? String(number + 1) : null, guessed: false };
 }
 
