@@ -1,6 +1,7 @@
 import { METRIC } from '../observability/metrics.js';
 import { fetchById } from './fetch-by-id.js';
 import { commitAndContinue } from './page-work.js';
+import { stepProvenance } from './request-trail.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
@@ -40,7 +41,14 @@ async function confirm(context: StepContext, entityId: string): Promise<Confirma
   }
   const { normalized } = outcome.value;
   if (normalized.ok) {
-    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now(), run.epoch);
+    await deps.items.loadAll(
+      run.sourceId,
+      [normalized.entity],
+      run.runId,
+      deps.clock.now(),
+      run.epoch,
+      stepProvenance(context),
+    );
   }
   // Found (valid, invalid or too large to store): alive, whatever became of the write.
   await deps.items.markSeen(run.sourceId, entityId, run.runId);

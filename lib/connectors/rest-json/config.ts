@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
 import { sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
 
 /**
@@ -139,9 +140,15 @@ export const restJsonConfigSchema = z.strictObject({
    * cut at whole seconds and pages ask `since` in whole seconds. Default `ms`.
    */
   sincePrecision,
+  /** What the source may send (see `../limits.ts`): body bytes, records a page, cursor and next-URL length. */
+  limits: sourceLimitsSchema.optional(),
 });
 
 /** The parsed config, defaults applied. */
 export type RestJsonConfig = z.output<typeof restJsonConfigSchema>;
+/** The limits in force for a source (records a page: 4 × `pageSize` unless configured). */
+export function limitsOf(config: RestJsonConfig): SourceLimits {
+  return resolveLimits(config.limits, config.pageSize);
+}
 /** The parsed pagination settings. */
 export type RestJsonPagination = RestJsonConfig['pagination'];
