@@ -1,4 +1,5 @@
 import { fetchById } from './fetch-by-id.js';
+import { stepProvenance } from './request-trail.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -41,7 +42,14 @@ export async function confirmAbsence(context: StepContext, entityId: string): Pr
   }
   const { normalized } = outcome.value;
   if (normalized.ok) {
-    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now(), run.epoch);
+    await deps.items.loadAll(
+      run.sourceId,
+      [normalized.entity],
+      run.runId,
+      deps.clock.now(),
+      run.epoch,
+      stepProvenance(context),
+    );
   }
   // Found (valid, invalid or too large to store): alive, whatever became of the write.
   await deps.items.markSeen(run.sourceId, entityId, run.runId);
