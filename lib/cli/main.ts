@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
+import { registerEventCommands } from './commands/events.js';
 import { registerFakeSourceCommand } from './commands/fake-source.js';
 import { registerItemCommands } from './commands/items.js';
 import { registerLocalCommand } from './commands/local.js';
@@ -45,6 +46,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
   registerRunCommands(program, io);
   registerDlqCommands(program, io);
   registerItemCommands(program, io);
+  registerEventCommands(program, io);
   registerLocalCommand(program, io);
   registerFakeSourceCommand(program, io);
   registerDemoCommand(program, io);

@@ -1,6 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import { FAULT_PROFILES, type FakeSource, startFakeSource } from '../local/fake-source/index.js';
 import { type LocalStack, startLocalStack } from '../local/local-stack.js';
+import { showHarvested } from './show-items.js';
 import { type Check, verifyAgainstTruth } from './verify.js';
 
 /**
@@ -122,6 +123,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     say();
     say('The source is fixed; retrying the failed entries (dlq_retry)…');
     source.control.fix();
+    const failedItems = (await stack.deps.deadLetters.listAll('demo-github'))
+      .filter((entry) => entry.kind === 'item')
+      .map((entry) => entry.ref);
     const retry = await api<RunView>(stack, 'POST', '/sources/demo-github/dead-letters/retry');
     const retried = await watch(stack, retry.runId, say);
     const left = await stack.deps.deadLetters.listAll('demo-github');
@@ -134,6 +138,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
       truthAfter.map((e) => String(e.number)),
     );
     checks.push({ name: 'every entity stored after the retry', ok: stored.length === truthAfter.length });
+    checks.push(...(await showHarvested(stack, 'demo-github', failedItems, say)));
 
     const seconds = (Date.now() - started) / 1_000;
     say();

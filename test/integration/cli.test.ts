@@ -153,6 +153,31 @@ describe('harvester CLI', () => {
     expect(page.items[0]).toMatchObject({ sourceId: 'cli-src', kind: 'item', runId });
   });
 
+  it('items list prints a table of stored entities, --json one entity a line; items get and explain tell their story', async () => {
+    const table = await cli('items', 'list', 'cli-src', '--limit', '3');
+    const lines = await cli('items', 'list', 'cli-src', '--limit', '3', '--json');
+    const entities = lines.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const entityId = entities[0].entityId as string;
+    const got = await cli('items', 'get', 'cli-src', entityId);
+    const broken = JSON.parse((await cli('dlq', 'list', 'cli-src', '--run', runId, '--json')).stdout).items[0]
+      .ref;
+    const story = await cli('items', 'explain', 'cli-src', broken);
+
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ENTITY\s+VERSION\s+CHANGED\s+STATE\s+STORED BY RUN\s+DATA/);
+    expect(table.stdout).toContain('more: npx harvester');
+    expect(entities).toHaveLength(3);
+    expect(entities[0].provenance.runId).toBe(runId);
+    expect(got.stdout).toContain(`stored     `);
+    expect(got.stdout).toContain(`by full run ${runId}`);
+    expect(story.code).toBe(0);
+    expect(story.stdout).toMatch(new RegExp(`^${broken}: dead_lettered`));
+    expect(story.stdout).toContain('invalid record');
+  });
+
   it('prints a problem as "error: <title>: <detail>" with its fields, and exits 1', async () => {
     const res = await cli(
       'sources',
