@@ -201,11 +201,15 @@ async function filedByThisPass(context: StepContext, ref: string | null): Promis
   return (from !== null && entry.windowUntil === from) || (until !== null && entry.windowFrom === until);
 }
 
-/** Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page. */
+/**
+ * Loads entities; an item too large for DynamoDB, or holding a value it cannot store, is
+ * dead-lettered alone, never allowed to fail the page.
+ * `stored`: the ids now held in the store (written, or kept at a newer version already there).
+ */
 export async function loadEntities(
   context: StepContext,
   entities: Entity[],
-): Promise<{ loaded: number; failed: number }> {
+): Promise<{ loaded: number; failed: number; stored: ReadonlySet<string> }> {
   const { deps, run, message } = context;
   const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now(), run.epoch);
   let failed = 0;
@@ -214,14 +218,17 @@ export async function loadEntities(
     if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
-    if (result.status !== 'too_large') continue;
+    if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
-      reason: `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`,
+      reason:
+        result.status === 'too_large'
+          ? `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`
+          : `record cannot be stored: ${result.reason}`,
       attempts: 1,
       runId: run.runId,
       page: message.page,
@@ -229,12 +236,14 @@ export async function loadEntities(
     });
   }
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
+  const stored = results
+    .filter((r) => r.status === 'written' || r.status === 'kept_newer')
+    .map((r) => r.entityId);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
   if (run.mode !== 'dlq_retry') {
-    const stored = results.filter((r) => r.status !== 'too_large').map((r) => r.entityId);
     await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
   }
-  return { loaded: results.length - failed, failed };
+  return { loaded: results.length - failed, failed, stored: new Set(stored) };
 }
 
 /**

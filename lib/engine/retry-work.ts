@@ -78,7 +78,8 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const failed: { entry: DeadLetter; outcome: Extract<EntryOutcome, { kind: 'failed' }> }[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
-    if (outcome.kind === 'resolved') resolved.push(entry);
+    if (outcome.kind === 'resolved' && isSettledBy(entry, outcome.entities, loaded.stored))
+      resolved.push(entry);
     else if (outcome.kind === 'failed' && index < settled) failed.push({ entry, outcome });
   }
   await context.checkpointHook('afterLoad');
@@ -113,6 +114,15 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
       }
     },
   );
+}
+
+/**
+ * Whether a fetched entry leaves dead_letters: a page once fetched (its records that cannot be
+ * stored are filed as item entries of their own by the load), an item only once it is stored.
+ * An item still too large stays open: the load has just filed it again with this run's attempt.
+ */
+function isSettledBy(entry: DeadLetter, entities: readonly Entity[], stored: ReadonlySet<string>): boolean {
+  return entry.kind === 'page' || entities.every((entity) => stored.has(entity.id));
 }
 
 /** A retried entry that could not be fetched: wait longer, or stay a dead letter with the new error. */
