@@ -8,6 +8,7 @@ import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { chainPosition, pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
+import { carriedPosition, resolvedPosition } from './positions.js';
 import { listRetrySlice } from './retry-work.js';
 import { PageUndeliverableError, settleMalformed } from './undeliverable.js';
 
@@ -97,7 +98,11 @@ export async function drainDeadMessage(
     config?.success &&
     connector.manifestFor(config.data).cursorComputableWithoutResponse
   ) {
-    const cursor = connector.nextCursorWithoutResponse(config.data, message.cursor);
+    const computed = connector.nextCursorWithoutResponse(
+      config.data,
+      await resolvedPosition(deps, message.cursor),
+    );
+    const cursor = await carriedPosition(deps, run.runId, undefined, message.page + 1, computed);
     try {
       await deps.runs.commitPage({
         runId: run.runId,
