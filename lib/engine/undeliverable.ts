@@ -95,13 +95,13 @@ export async function settleMalformed(
   if (options.onlyIfExpected && !expected) return undefined;
   const digest = createHash('sha256').update(body).digest('hex').slice(0, 32);
   const entryId = await deps.deadLetters.record({
-    sourceId: named?.sourceId ?? UNKNOWN_SOURCE,
+    sourceId: jsonField(body, 'sourceId') ?? UNKNOWN_SOURCE,
     kind: 'page',
     ref: `malformed:${digest}`,
     errorClass: 'permanent',
     reason: `malformed page message: ${problem}`,
     attempts: receiveCount,
-    runId: named?.runId ?? 'unknown',
+    runId: jsonField(body, 'runId') ?? 'unknown',
     page: 0,
     payload: body,
     now: deps.clock.now(),
@@ -110,6 +110,16 @@ export async function settleMalformed(
   deps.logger.error('malformed page message filed in dead_letters', { entryId, reason: problem });
   const endedRun = expected && (await failUndeliverable(deps, named, problem));
   return { entryId, endedRun };
+}
+
+/** A short string field of a JSON body, if it has one (a malformed body may still name its run and source). */
+function jsonField(body: string, field: string): string | undefined {
+  try {
+    const value = (JSON.parse(body) as Record<string, unknown>)[field];
+    return typeof value === 'string' && value.length > 0 && value.length <= 128 ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The source id under which messages that name no source are filed. */
@@ -125,7 +135,7 @@ async function expectsPage(deps: EngineDeps, page: PageIdentity): Promise<boolea
 }
 
 /** The run, epoch and page a malformed body names, read leniently; undefined when it names none. */
-export function namedPage(body: string): (PageIdentity & { sourceId?: string }) | undefined {
+export function namedPage(body: string): PageIdentity | undefined {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -133,16 +143,10 @@ export function namedPage(body: string): (PageIdentity & { sourceId?: string }) 
     return undefined;
   }
   if (typeof json !== 'object' || json === null) return undefined;
-  const { runId, sourceId, epoch, page, partition } = json as Record<string, unknown>;
+  const { runId, epoch, page, partition } = json as Record<string, unknown>;
   const short = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 128;
   const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
   if (!short(runId) || !count(epoch) || !count(page)) return undefined;
   if (partition !== undefined && !count(partition)) return undefined;
-  return {
-    runId,
-    epoch,
-    page,
-    ...(partition !== undefined ? { partition } : {}),
-    ...(short(sourceId) ? { sourceId } : {}),
-  };
+  return { runId, epoch, page, ...(partition !== undefined ? { partition } : {}) };
 }
