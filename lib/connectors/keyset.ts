@@ -1,5 +1,6 @@
 import { ClassifiedError } from '../retry/errors.js';
 import type { Normalized, TimeWindow } from './contract.js';
+import { compactId, idSet } from './keyset-ids.js';
 
 /**
  * Keyset positions for streams ordered by modification time (DESIGN §4.9).
@@ -72,9 +73,17 @@ export function initialPosition(since: string | null, window?: TimeWindow): Keys
   return until === null ? { at, ids: [] } : { at, ids: [], until };
 }
 
-/** Encodes a position as the cursor the engine checkpoints (opaque to it). */
+/**
+ * Encodes a position as the cursor the engine checkpoints (opaque to it). Long ids are kept as
+ * digests (keyset-ids.ts), so the cursor's size does not depend on the source's id length.
+ */
 export function encodePosition(position: KeysetPosition): string {
-  return PREFIX + Buffer.from(JSON.stringify(position)).toString('base64url');
+  const compact: KeysetPosition = {
+    ...position,
+    ids: position.ids.map(compactId),
+    ...(position.before ? { before: position.before.map(compactId) } : {}),
+  };
+  return PREFIX + Buffer.from(JSON.stringify(compact)).toString('base64url');
 }
 
 /**
@@ -175,7 +184,7 @@ export function advance(
   keys: readonly ListedKey[],
   sourceNext: string | null,
 ): KeysetStep {
-  const delivered = new Set([...position.ids, ...(position.before ?? [])]);
+  const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   let bounded = false;
   const deliver = keys.map((key) => {
