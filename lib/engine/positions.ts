@@ -4,7 +4,7 @@ import type { EngineDeps } from './deps.js';
 import { TOMBSTONE_SLICE } from './tombstone-cursor.js';
 
 /*
- * Positions by reference (DESIGN §4.12). A connector's position is whatever its next cursor is:
+ * Positions by reference. A connector's position is whatever its next cursor is:
  * a page number, a source token, a keyset position holding the ids it read at a tie. Its size is
  * the source's doing — a tie group of long ids, a source token that grows — but a page message
  * and a run item have fixed limits. So a position travels inline only while it is small; a

@@ -100,7 +100,7 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
   }
   if (silence.kind === 'resend') {
     if (run.nextPage > 1 && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
-      // The checkpoint the page would continue from is stale (DESIGN §5): start over, counted.
+      // The checkpoint the page would continue from is stale: start over, counted.
       const verdict = await restartStale(deps, run);
       return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }

@@ -7,7 +7,7 @@ import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 
 /*
- * A page that cannot be delivered (DESIGN §4.12). Between a commit and the next delivery some
+ * A page that cannot be delivered. Between a commit and the next delivery some
  * failures repeat identically on every attempt: a message the worker cannot read (not JSON, a
  * field out of bounds), a message SQS refuses (size, characters). Retrying, re-sending from the
  * reaper or restarting from scratch would only repeat them, so the run ends `failed` with
