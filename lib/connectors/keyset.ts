@@ -1,6 +1,6 @@
 import { ClassifiedError } from '../retry/errors.js';
+import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
-import { compactId, idSet } from './keyset-ids.js';
 
 /**
  * Keyset positions for streams ordered by modification time (DESIGN §4.9).
@@ -75,7 +75,7 @@ export function initialPosition(since: string | null, window?: TimeWindow): Keys
 
 /**
  * Encodes a position as the cursor the engine checkpoints (opaque to it). Long ids are kept as
- * digests (keyset-ids.ts), so the cursor's size does not depend on the source's id length.
+ * digests (lib/run/compact-ids.ts), so the cursor's size does not depend on the source's id length.
  */
 export function encodePosition(position: KeysetPosition): string {
   const compact: KeysetPosition = {

@@ -7,7 +7,6 @@ import {
   type KeysetPosition,
   type ListedKey,
 } from '../../lib/connectors/keyset.js';
-import { compactId } from '../../lib/connectors/keyset-ids.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
 import {
   carriedPosition,
@@ -17,6 +16,7 @@ import {
   resolvedPosition,
 } from '../../lib/engine/positions.js';
 import { ClassifiedError } from '../../lib/retry/errors.js';
+import { compactId } from '../../lib/run/compact-ids.js';
 import { type PositionRef, storedBytes } from '../../lib/store/positions.js';
 
 const TIE = '2024-05-01T10:00:00.000Z';

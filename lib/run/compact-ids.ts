@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The ids a keyset position names (see keyset.ts), in a size that does not depend on the source.
+ * The ids a keyset position names (lib/connectors/keyset.ts) and a partition keeps at its
+ * latest version (partitions.ts), in a size that does not depend on the source.
  * A position lists the ids read at its key, up to two pages of them inside a tie group; with
  * UUIDs or URLs for ids that is tens of kilobytes per hundred. A long id is kept as a 72-bit
  * digest instead (13 characters): the position only asks "was this id read already?", which a
