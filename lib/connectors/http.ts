@@ -1,3 +1,4 @@
+import { parseJson } from '../json/lossless.js';
 import { ClassifiedError, SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
 import type { HeaderRecord } from '../retry/retry-after.js';
 
@@ -157,7 +158,8 @@ async function readJson(response: Response, requestedUrl: string): Promise<JsonR
   }
   const text = await response.text();
   try {
-    return { body: JSON.parse(text), headers, status: response.status, url: finalUrl };
+    // Lossless: a 64-bit id or a 40-digit amount is kept as written, never rounded to a double.
+    return { body: parseJson(text), headers, status: response.status, url: finalUrl };
   } catch (cause) {
     const type = headers['content-type'] ?? 'no content-type';
     throw new SourceResponseError(`response from ${safeUrl(finalUrl)} is not JSON (${type})`, finalUrl, {

@@ -202,7 +202,8 @@ async function filedByThisPass(context: StepContext, ref: string | null): Promis
 }
 
 /**
- * Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page.
+ * Loads entities; an item too large for DynamoDB, or holding a value it cannot store, is
+ * dead-lettered alone, never allowed to fail the page.
  * `stored`: the ids now held in the store (written, or kept at a newer version already there).
  */
 export async function loadEntities(
@@ -217,14 +218,17 @@ export async function loadEntities(
     if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
-    if (result.status !== 'too_large') continue;
+    if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
-      reason: `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`,
+      reason:
+        result.status === 'too_large'
+          ? `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`
+          : `record cannot be stored: ${result.reason}`,
       attempts: 1,
       runId: run.runId,
       page: message.page,

@@ -89,3 +89,13 @@ export function transactionReasons(error: unknown): (string | undefined)[] | und
   const match = /\[([^\]]*)\]/.exec(error.message);
   return match?.[1]?.split(',').map((code) => code.trim());
 }
+
+/**
+ * DynamoDB's reason for refusing an item's values (`ValidationException`: a number out of range,
+ * nesting too deep, an item over 400 KB), or null for any other error. The item writes use fixed
+ * expressions, so such a refusal is about the entity, never about the request's shape.
+ */
+export function valueRefusal(error: unknown): string | null {
+  if (!(error instanceof Error) || error.name !== 'ValidationException') return null;
+  return `DynamoDB refused the record: ${error.message}`;
+}

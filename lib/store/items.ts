@@ -9,8 +9,9 @@ import {
 import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { isConditionFailure } from './errors.js';
+import { isConditionFailure, valueRefusal } from './errors.js';
 import { queryAll } from './paging.js';
+import { unstorableReason } from './storable.js';
 
 /** A stored entity. */
 export interface StoredItem {
@@ -38,7 +39,9 @@ export function writerKey(runId: string, epoch: number): string {
 /** Result of loading one entity. */
 export type LoadResult =
   | { readonly entityId: string; readonly status: 'written' | 'kept_newer' }
-  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number };
+  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number }
+  /** DynamoDB cannot hold a value of the entity (see `storable.ts`); `reason` says which and why. */
+  | { readonly entityId: string; readonly status: 'unstorable'; readonly reason: string };
 
 /** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
 export const LOAD_CONCURRENCY = 16;
@@ -79,6 +82,8 @@ export class ItemStore {
       lastSeenRunId: runId,
       writer: writerKey(runId, epoch),
     };
+    const unstorable = unstorableReason(entity.data);
+    if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
     const bytes = approximateItemBytes({ sourceId, entityId: entity.id, ...fields });
     if (bytes > RELIABILITY.maxItemBytes) return { entityId: entity.id, status: 'too_large', bytes };
     const names = Object.fromEntries(Object.keys(fields).map((k) => [`#${k}`, k]));
@@ -116,7 +121,11 @@ export class ItemStore {
     return { entityId: entity.id, status: 'kept_newer' };
   }
 
-  /** Loads a page of entities with bounded parallelism; any storage error rejects (the page is retried whole). */
+  /**
+   * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
+   * limit `storable.ts` does not foresee) makes that entity `unstorable`; any other storage error
+   * rejects (the page is retried whole).
+   */
   async loadAll(
     sourceId: string,
     entities: readonly Entity[],
@@ -125,7 +134,17 @@ export class ItemStore {
     epoch = 0,
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
-    return Promise.all(entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now, epoch))));
+    return Promise.all(
+      entities.map((entity) =>
+        limit(() =>
+          this.load(sourceId, entity, runId, now, epoch).catch((error: unknown): LoadResult => {
+            const refusal = valueRefusal(error);
+            if (refusal === null) throw error;
+            return { entityId: entity.id, status: 'unstorable', reason: refusal };
+          }),
+        ),
+      ),
+    );
   }
 
   /**

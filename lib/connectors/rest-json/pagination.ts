@@ -1,3 +1,4 @@
+import { NumberValue } from '../../json/lossless.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import { sameOriginUrl } from '../http.js';
 import { getPath } from '../values.js';
@@ -58,6 +59,7 @@ function readNext(body: unknown, path: string, url: string): string | null {
   if (value === undefined || value === null || value === '' || value === false) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (value instanceof NumberValue) return value.value;
   throw new SourceResponseError(`\`${path}\` in the response from ${safeUrl(url)} is not a string`, url);
 }
 
