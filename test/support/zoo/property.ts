@@ -20,17 +20,20 @@ export const PENDING_TRAITS: readonly Trait[] = [
   // An exclusive `since` skips the rest of a tie group the run asked from inside (github, a tie
   // group and an exclusive since: one entity left stale).
   'exclusiveSince',
-  // Integers above 2^53 are rounded when the body is parsed (rest-json: 9223372036854775817
-  // read as 9223372036854776000); 1e400 and deep nesting are not dead-lettered alone.
-  'hostileBodies',
   // Fetch by id trusts the record that comes back: a record moved away (301 to its new id) is
   // stored under the new id and the old one is never tombstoned (rest-page, through the engine).
   'transfers',
 ];
 
-/** The traits a property leaves out: the pending ones, unless `ZOO_PENDING=1`. */
+/**
+ * The traits a property leaves out: the pending ones, except all of them with `ZOO_PENDING=1`
+ * or those named in `ZOO_PENDING=postLimitFilter,transfers` (to check one fix).
+ */
 export function excludedTraits(env: NodeJS.ProcessEnv = process.env): readonly Trait[] {
-  return env.ZOO_PENDING === '1' ? [] : PENDING_TRAITS;
+  const drawn = env.ZOO_PENDING ?? '';
+  if (drawn === '1') return [];
+  const named = new Set(drawn.split(','));
+  return PENDING_TRAITS.filter((t) => !named.has(t));
 }
 
 /** How a zoo property is run: how many sources, which seed, which path to replay. */
