@@ -189,7 +189,13 @@ export interface Connector<Config = unknown> {
   credential?(config: Config): CredentialScope | null;
   /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
   fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
-  /** Fetches one entity by id (used by retry-failed runs); throws a classified error when it cannot. */
+  /**
+   * Fetches one entity by id (retry-failed runs, reconciliation's absence confirmations); throws a
+   * classified error when it cannot. Throws `EntityGoneError` (see `gone.ts`) when the source says
+   * the entity is no longer there — also when it answers with a record that lives elsewhere now
+   * (another repository or project: a transferred issue), which only the connector can read. The
+   * engine itself treats an answer whose id is not `id` as gone, never as a record to store.
+   */
   fetchItem(config: Config, id: string, ctx: ConnectorContext): Promise<unknown>;
   /** Turns a raw record into an entity, or names why it is invalid. */
   normalize(config: Config, raw: unknown): Normalized;

@@ -1,6 +1,7 @@
 import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
 import { readWindow } from '../run/partitions.js';
 import { budgetedFetch } from './rate-budget.js';
+import { type RequestTrail, recordingFetch } from './request-trail.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -14,10 +15,13 @@ export function connectorContext(
   since: string | null,
   /** The window to read (default: the step's partition's, if any). */
   window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
+  /** Where to note the request that answered (an item's provenance); absent: not noted. */
+  trail?: RequestTrail,
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
+  const budgeted = budgetedFetch(context);
   return {
-    fetch: budgetedFetch(context),
+    fetch: trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted,
     secrets: deps.secretsFor(run.sourceId),
     since,
     signal: heartbeat.signal,

@@ -26,7 +26,7 @@ export interface BootstrapOptions {
   readonly queue?: Partial<QueueDefinition>;
 }
 
-/** Builds the CreateTable input of a table definition (on-demand billing, all GSIs projecting ALL). */
+/** Builds the CreateTable input of a table definition (on-demand billing, GSIs projecting as declared). */
 export function createTableInput(name: string, def: TableDefinition): CreateTableCommandInput {
   const keys = [def.partitionKey, def.sortKey, ...def.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
   const attributes = new Map<string, string>();
@@ -50,7 +50,7 @@ export function createTableInput(name: string, def: TableDefinition): CreateTabl
               { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
               ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
             ],
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: index.projection ?? 'ALL' },
           })),
         }
       : {}),

@@ -59,6 +59,11 @@ export class SourceNotFoundError extends StoreError {
   override readonly name = 'SourceNotFoundError';
 }
 
+/** No stored entity with that id in the source. */
+export class ItemNotFoundError extends StoreError {
+  override readonly name = 'ItemNotFoundError';
+}
+
 /** The source already has an active run; `activeRunId` names it (the API answers 409 with it). */
 export class SourceBusyError extends StoreError {
   override readonly name = 'SourceBusyError';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { buildOpenApiDocument } from '../openapi.js';
 import { defineRoute, type Route } from '../route.js';
 import { deadLetterRoutes } from './dead-letters.js';
+import { itemRoutes } from './items.js';
 import { runRoutes } from './runs.js';
 import { sourceRoutes } from './sources.js';
 
@@ -31,5 +32,6 @@ export const API_ROUTES: readonly Route[] = [
   ...sourceRoutes,
   ...runRoutes,
   ...deadLetterRoutes,
+  ...itemRoutes,
   openApiRoute,
 ];

@@ -14,6 +14,7 @@ import { type LinkRelations, parseLinkHeader } from '../link-header.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitHub } from './classify.js';
 import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
+import { ensureAskedIssue } from './identity.js';
 import { isPullRequest, normalizeIssue } from './normalize.js';
 
 export type { GithubIssuesConfig } from './config.js';
@@ -170,7 +171,7 @@ async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorC
   if (!/^[1-9]\d*$/.test(id)) throw new ItemValidationError(`\`${id}\` is not a GitHub issue number`);
   const url = `${repoPath(config)}/issues/${id}`;
   const response = await getJson(config, url, ctx);
-  return response.body;
+  return ensureAskedIssue(config, id, response.body);
 }
 
 /** The `github-issues` connector (see the module documentation and {@link githubIssuesConfigSchema}). */

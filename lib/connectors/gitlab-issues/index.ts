@@ -15,6 +15,7 @@ import { parseLinkHeader } from '../link-header.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitLab } from './classify.js';
 import { type GitlabIssuesConfig, gitlabIssuesConfigSchema } from './config.js';
+import { ensureAskedIssue } from './identity.js';
 import { normalizeGitlabIssue } from './normalize.js';
 
 export type { GitlabIssuesConfig } from './config.js';
@@ -179,7 +180,7 @@ function planWindows(
 async function fetchItem(config: GitlabIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
   if (!/^[1-9]\d*$/.test(id)) throw new ItemValidationError(`\`${id}\` is not a GitLab issue iid`);
   const response = await getJson(config, `${issuesPath(config)}/${id}`, ctx);
-  return response.body;
+  return ensureAskedIssue(config, id, response.body);
 }
 
 /** The `gitlab-issues` connector (see the module documentation and {@link gitlabIssuesConfigSchema}). */
