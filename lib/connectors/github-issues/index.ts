@@ -10,10 +10,11 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitHub } from './classify.js';
-import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
+import { type GithubIssuesConfig, githubIssuesConfigSchema, limitsOf } from './config.js';
 import { ensureAskedIssue } from './identity.js';
 import { isPullRequest, normalizeIssue } from './normalize.js';
 
@@ -60,7 +61,12 @@ function getJson(config: GithubIssuesConfig, url: string, ctx: ConnectorContext)
     ctx,
     config.tokenRef,
     (error) => classifyGitHub(error, Date.now()),
-    (token) => fetchJson(ctx.fetch, url, { headers: requestHeaders(token), signal: ctx.signal }),
+    (token) =>
+      fetchJson(ctx.fetch, url, {
+        headers: requestHeaders(token),
+        signal: ctx.signal,
+        maxBodyBytes: limitsOf(config).bodyBytes,
+      }),
   );
 }
 
@@ -106,10 +112,11 @@ function estimateRemaining(
   return (last - current) * served + served - skipped;
 }
 
-function issuesOf(response: JsonResponse, url: string): unknown[] {
+function issuesOf(config: GithubIssuesConfig, response: JsonResponse, url: string): unknown[] {
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
+  checkRecordCount(response.body.length, limitsOf(config), url);
   return response.body;
 }
 
@@ -124,10 +131,12 @@ async function fetchPage(
       ? firstPageUrl(config, position.at)
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  const listed = issuesOf(response, url);
+  const listed = issuesOf(config, response, url);
   const links = parseLinkHeader(response.headers.link, response.url);
   const sourceNext =
-    links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
+    links.next === undefined
+      ? null
+      : sameOriginUrl(checkNextUrl(links.next, limitsOf(config), url), config.baseUrl, response.url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeIssue(raw))),
@@ -159,7 +168,7 @@ function planWindows(
     url.searchParams.set('per_page', '1');
     url.searchParams.set('page', String(index + 1));
     const response = await getJson(config, url.href, ctx);
-    const listed = issuesOf(response, url.href);
+    const listed = issuesOf(config, response, url.href);
     const links = parseLinkHeader(response.headers.link, response.url);
     // No `rel="last"` on the last page: then the count is this position plus what it holds.
     const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);

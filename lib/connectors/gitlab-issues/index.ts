@@ -11,10 +11,11 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { parseLinkHeader } from '../link-header.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitLab } from './classify.js';
-import { type GitlabIssuesConfig, gitlabIssuesConfigSchema } from './config.js';
+import { type GitlabIssuesConfig, gitlabIssuesConfigSchema, limitsOf } from './config.js';
 import { ensureAskedIssue } from './identity.js';
 import { normalizeGitlabIssue } from './normalize.js';
 
@@ -61,7 +62,12 @@ function getJson(config: GitlabIssuesConfig, url: string, ctx: ConnectorContext)
     ctx,
     config.tokenRef,
     (error) => classifyGitLab(error, Date.now()),
-    (token) => fetchJson(ctx.fetch, url, { headers: requestHeaders(config, token), signal: ctx.signal }),
+    (token) =>
+      fetchJson(ctx.fetch, url, {
+        headers: requestHeaders(config, token),
+        signal: ctx.signal,
+        maxBodyBytes: limitsOf(config).bodyBytes,
+      }),
   );
 }
 
@@ -102,7 +108,8 @@ function nextPageUrl(config: GitlabIssuesConfig, requested: string, response: Js
   }
   if (response.headers['x-next-page'] !== undefined) return null;
   const link = parseLinkHeader(response.headers.link, response.url).next;
-  return link === undefined ? null : sameOriginUrl(link, config.baseUrl, response.url);
+  if (link === undefined) return null;
+  return sameOriginUrl(checkNextUrl(link, limitsOf(config), requested), config.baseUrl, response.url);
 }
 
 /**
@@ -117,10 +124,11 @@ function estimateRemaining(headers: HeaderRecord, skipped: number): number | nul
   return Math.max(0, total - (page - 1) * perPage - skipped);
 }
 
-function issuesOf(response: JsonResponse, url: string): unknown[] {
+function issuesOf(config: GitlabIssuesConfig, response: JsonResponse, url: string): unknown[] {
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
+  checkRecordCount(response.body.length, limitsOf(config), url);
   return response.body;
 }
 
@@ -135,7 +143,7 @@ async function fetchPage(
       ? listingUrl(config, position.at)
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  const listed = issuesOf(response, url);
+  const listed = issuesOf(config, response, url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeGitlabIssue(raw))),
@@ -165,7 +173,7 @@ function planWindows(
     async (index) => {
       const url = listingUrl(config, ctx.since, index + 1, 1);
       const response = await getJson(config, url, ctx);
-      const listed = issuesOf(response, url);
+      const listed = issuesOf(config, response, url);
       const total = Number(response.headers['x-total']);
       return {
         key: listed.length === 0 ? null : listedKey(normalizeGitlabIssue(listed[0])),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
 
 /**
  * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
@@ -131,9 +132,15 @@ export const restJsonConfigSchema = z.strictObject({
     .optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
+  /** What the source may send (see `../limits.ts`): body bytes, records a page, cursor and next-URL length. */
+  limits: sourceLimitsSchema.optional(),
 });
 
 /** The parsed config, defaults applied. */
 export type RestJsonConfig = z.output<typeof restJsonConfigSchema>;
+/** The limits in force for a source (records a page: 4 × `pageSize` unless configured). */
+export function limitsOf(config: RestJsonConfig): SourceLimits {
+  return resolveLimits(config.limits, config.pageSize);
+}
 /** The parsed pagination settings. */
 export type RestJsonPagination = RestJsonConfig['pagination'];

@@ -11,9 +11,10 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkRecordCount } from '../limits.js';
 import { getPath } from '../values.js';
 import { noWindows, planByCount, planByPosition, windowedRemaining } from '../windows.js';
-import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
+import { limitsOf, type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
 import { nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
 import { fetchWindowedCursorPage, isWindowedCursor } from './windowed-cursor.js';
@@ -81,6 +82,7 @@ function getJson(config: RestJsonConfig, url: string, ctx: ConnectorContext): Pr
       headers: requestHeaders(config, secret),
       signal: ctx.signal,
       crossOriginRedirects: config.crossOriginRedirects ?? 'refuse',
+      maxBodyBytes: limitsOf(config).bodyBytes,
     }),
   );
 }
@@ -196,6 +198,7 @@ async function fetchList(
     const where = config.itemsPath === '' ? 'the response body' : `\`${config.itemsPath}\``;
     throw new SourceResponseError(`${where} from ${safeUrl(url)} is not an array`, url);
   }
+  checkRecordCount(items.length, limitsOf(config), url);
   return { items, body: response.body, url: response.url };
 }
 

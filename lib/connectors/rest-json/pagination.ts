@@ -1,8 +1,9 @@
 import { NumberValue } from '../../json/lossless.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import { sameOriginUrl } from '../http.js';
+import { checkCursor, checkNextUrl } from '../limits.js';
 import { getPath } from '../values.js';
-import type { RestJsonConfig, RestJsonPagination } from './config.js';
+import { limitsOf, type RestJsonConfig, type RestJsonPagination } from './config.js';
 
 /** The settings of page-number pagination. */
 export type PagePagination = Extract<RestJsonPagination, { type: 'page' }>;
@@ -88,11 +89,15 @@ export function nextCursor(
 ): string | null {
   const { pagination } = config;
   switch (pagination.type) {
-    case 'cursor':
-      return refuseLoop(readNext(page.body, pagination.nextCursorPath, page.url), cursor);
+    case 'cursor': {
+      const next = readNext(page.body, pagination.nextCursorPath, page.url);
+      return refuseLoop(next === null ? null : checkCursor(next, limitsOf(config), page.url), cursor);
+    }
     case 'next-url': {
       const next = readNext(page.body, pagination.nextUrlPath, page.url);
-      return refuseLoop(next === null ? null : sameOriginUrl(next, config.url, page.url), cursor);
+      if (next === null) return refuseLoop(null, cursor);
+      const url = sameOriginUrl(checkNextUrl(next, limitsOf(config), page.url), config.url, page.url);
+      return refuseLoop(checkNextUrl(url, limitsOf(config), page.url), cursor);
     }
     case 'page':
       // Only an empty page ends the stream: a short page may just be the server capping pageSize.

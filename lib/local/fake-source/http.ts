@@ -11,6 +11,8 @@ export interface Reply {
   /** The body as sent, already encoded (gzip): overrides `body` and `raw.text`, keeps the content type. */
   readonly bytes?: Buffer;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Sent without `Content-Length` (chunked), as a streaming answer is. */
+  readonly chunked?: boolean;
 }
 
 /** Everything a route handler may read about the request. */
@@ -87,7 +89,7 @@ export function send(res: ServerResponse, reply: Reply, extraHeaders: Record<str
     ...extraHeaders,
     ...reply.headers,
     'content-type': contentType,
-    'content-length': String(Buffer.byteLength(body)),
+    ...(reply.chunked ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
   });
   res.end(body);
 }

@@ -12,6 +12,7 @@ import { matchRoute, type RouteMatch } from './routes.js';
 import { type GroundTruth, SourceState } from './state.js';
 import { type Stats, StatsRecorder } from './stats.js';
 import { gzipped } from './traits/compression.js';
+import { lengthHidden, padded } from './traits/oversize.js';
 import type { TraitOptions } from './traits/schema.js';
 
 /** Options of {@link startFakeSource}. */
@@ -157,8 +158,10 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       } else {
         reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
       }
-      const encoded = state.traits.current.gzip ? gzipped(reply, req.headers['accept-encoding']) : reply;
-      send(res, encoded, shaped);
+      const traits = state.traits.current;
+      const sized = padded(reply, traits);
+      const encoded = traits.gzip ? gzipped(sized, req.headers['accept-encoding']) : sized;
+      send(res, lengthHidden(encoded, traits), shaped);
       stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted, refused });
     } finally {
       stats.finished();

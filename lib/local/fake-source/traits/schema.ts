@@ -63,6 +63,23 @@ export const traitsSchema = z.strictObject({
    * Default 0.
    */
   cursorGrowth: z.number().int().min(0).max(65_536).default(0),
+  /**
+   * Bytes of JSON whitespace after every source answer: the same body, only larger. With `gzip`,
+   * a decompression bomb (see `oversize.ts`). Default 0.
+   */
+  padBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(512 * 1_024 * 1_024)
+    .default(0),
+  /** Answers go out chunked, without `Content-Length`, as streaming proxies send them. Default false. */
+  hideLength: z.boolean().default(false),
+  /**
+   * The rest-json listings ignore `limit` and answer this many rows: an API that does not read the
+   * page-size parameter it was sent answers with its own default, or the whole collection. Default none.
+   */
+  ignoreLimit: z.number().int().min(1).max(10_000_000).nullable().default(null),
 });
 
 /** Traits as given (`startFakeSource({ traits })`, `{"action":"set-traits"}`). */

@@ -68,6 +68,7 @@ export class TraitState {
   /** Rows one listing request may hold: the client's limit under the page cap in force. Counts the request. */
   limit(requested: number): number {
     this.listings += 1;
+    if (this.settings.ignoreLimit !== null) return this.settings.ignoreLimit;
     const cap = this.settings.pageCap;
     if (cap === null) return requested;
     return Math.min(requested, this.listings <= cap.after ? cap.first : cap.later);
