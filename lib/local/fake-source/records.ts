@@ -55,10 +55,10 @@ export function restRecord(
 }
 
 /**
- * Most state a growing cursor carries: it stays a URL every server accepts (Node's HTTP server
- * refuses request heads over 16 KB, so would the fake itself).
+ * Most state a growing cursor carries: encoded, the cursor stays under 8,192 characters, what
+ * servers accept in a URL (nginx's default) and the most a source may allow its cursors.
  */
-export const MAX_CURSOR_STATE = 6_144;
+export const MAX_CURSOR_STATE = 4_096;
 
 /**
  * Encodes a listing position as an opaque cursor. `depth` pages into a listing and with

@@ -20,8 +20,16 @@ export function connectorOf(shape: Shape): string {
   return shape === 'github' ? 'github-issues' : shape === 'gitlab' ? 'gitlab-issues' : 'rest-json';
 }
 
-/** The connector config of a drawn source over `fake`. */
+/**
+ * The connector config of a drawn source over `fake`. A source whose cursors grow is configured
+ * as its owner would after the first refusal: its cursor limit raised to the ceiling.
+ */
 export function configOf(s: ZooSource, fake: FakeSource): Record<string, unknown> {
+  const config = shapeConfig(s, fake);
+  return s.fake.cursorGrowth ? { ...config, limits: { maxCursorLength: 8_192 } } : config;
+}
+
+function shapeConfig(s: ZooSource, fake: FakeSource): Record<string, unknown> {
   switch (s.shape) {
     case 'github':
       return { owner: 'zoo', repo: 'z', baseUrl: fake.url, perPage: s.pageSize };
