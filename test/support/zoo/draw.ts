@@ -26,6 +26,9 @@ export const TRAITS = [
   'gzip',
   'cursorGrowth',
   'oversized',
+  'padded',
+  'chunked',
+  'ignoreLimit',
 ] as const;
 /** One of {@link TRAITS}. */
 export type Trait = (typeof TRAITS)[number];
@@ -102,6 +105,8 @@ export function zooSource(
       tie: fc.double({ min: 1.1, max: 3, noNaN: true }),
       hostile: fc.integer({ min: 1, max: 6 }),
       growth: fc.integer({ min: 50, max: 600 }),
+      padding: fc.integer({ min: 16 * 1_024, max: 256 * 1_024 }),
+      overfill: fc.double({ min: 1.1, max: 4, noNaN: true }),
       live: fc.record({
         touchesPerPage: fc.nat(2),
         addsPerPage: fc.nat(1),
@@ -131,6 +136,10 @@ export function zooSource(
         hostileBodies: on('hostileBodies') ? d.hostile : 0,
         gzip: on('gzip'),
         cursorGrowth: on('cursorGrowth') ? d.growth : 0,
+        padBytes: on('padded') ? d.padding : 0,
+        hideLength: on('chunked'),
+        // More rows than asked, within the records-per-page limit (four times the page size).
+        ignoreLimit: on('ignoreLimit') ? Math.min(4 * d.pageSize, Math.ceil(d.pageSize * d.overfill)) : null,
       };
       return {
         seed: d.seed,
