@@ -29,6 +29,7 @@ export const TRAITS = [
   'padded',
   'chunked',
   'ignoreLimit',
+  'bigTie',
 ] as const;
 /** One of {@link TRAITS}. */
 export type Trait = (typeof TRAITS)[number];
@@ -125,6 +126,12 @@ export function zooSource(
     .map((d): ZooSource => {
       const traits = d.traits.filter((t) => applies(t, d.shape)).sort();
       const on = (t: Trait) => traits.includes(t);
+      // A bulk edit of 130 rows read 100 a page (the largest page GitHub and GitLab serve): with
+      // long ids, a keyset position listing the group's ids passes what a queue message holds.
+      const big = on('bigTie');
+      const entities = big ? Math.max(d.entities, 140) : d.entities;
+      const pageSize = big ? 100 : d.pageSize;
+      const tieSize = big ? 130 : on('tieGroup') ? Math.min(entities, Math.ceil(pageSize * d.tie)) : 0;
       const fake: TraitOptions = {
         postLimitFilter: on('postLimitFilter') ? d.filter : 0,
         pageCap: on('pageCap') ? d.cap : null,
@@ -139,16 +146,16 @@ export function zooSource(
         padBytes: on('padded') ? d.padding : 0,
         hideLength: on('chunked'),
         // More rows than asked, within the records-per-page limit (four times the page size).
-        ignoreLimit: on('ignoreLimit') ? Math.min(4 * d.pageSize, Math.ceil(d.pageSize * d.overfill)) : null,
+        ignoreLimit: on('ignoreLimit') ? Math.min(4 * pageSize, Math.ceil(pageSize * d.overfill)) : null,
       };
       return {
         seed: d.seed,
         shape: d.shape,
-        entities: d.entities,
-        pageSize: d.pageSize,
+        entities,
+        pageSize,
         traits,
         fake,
-        tieSize: on('tieGroup') ? Math.min(d.entities, Math.ceil(d.pageSize * d.tie)) : 0,
+        tieSize,
         live: d.live,
         between: {
           touches: d.between.touches,

@@ -23,6 +23,9 @@ export const PENDING_TRAITS: readonly Trait[] = [
   // Fetch by id trusts the record that comes back: a record moved away (301 to its new id) is
   // stored under the new id and the old one is never tombstoned (rest-page, through the engine).
   'transfers',
+  // A tie group of 130 rows with long ids read 100 a page: the keyset position outgrows the
+  // page message, and the run can never finish.
+  'bigTie',
 ];
 
 /**
