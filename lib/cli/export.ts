@@ -2,6 +2,7 @@ import { open, readFile, rename, stat, truncate, writeFile } from 'node:fs/promi
 import { SingleBar } from 'cli-progress';
 import type { z } from 'zod';
 import type { ItemPageSchema } from '../api/schemas/items.js';
+import { stringifyJson } from '../json/lossless.js';
 import type { ApiClient } from './client.js';
 import { CliUsageError } from './context.js';
 import type { Io } from './output.js';
@@ -124,7 +125,7 @@ export async function exportItems(client: ApiClient, options: ExportOptions, io:
         includeTombstoned:
           options.includeTombstoned === undefined ? undefined : String(options.includeTombstoned),
       });
-      const text = page.items.map((item) => `${JSON.stringify(item)}\n`).join('');
+      const text = page.items.map((item) => `${stringifyJson(item)}\n`).join('');
       await file.write(text);
       pages += 1;
       await options.afterWrite?.(pages);

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
 import type { Classification } from '../retry/errors.js';
+import type { SincePrecision } from './source-timing.js';
 
 /**
  * What a connector declares about its source (DESIGN §8). The engine's resume and continuation
@@ -30,6 +31,16 @@ export interface ConnectorManifest {
    * ({@link FetchedPage.watermark}). Default false.
    */
   readonly orderedByKey?: boolean;
+  /**
+   * How far before its watermark an incremental run asks (ms), for a source configured with its
+   * own lookback (`watermarkLookbackSeconds`, see `source-timing.ts`). Absent: the stack's.
+   */
+  readonly watermarkLookbackMs?: number;
+  /**
+   * The finest time the source's `since` filter tells apart: `'s'` when it reads whole seconds.
+   * Window boundaries are planned at it, and a page asks `since` at it. Absent: milliseconds.
+   */
+  readonly sincePrecision?: SincePrecision;
 }
 
 /**

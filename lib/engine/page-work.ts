@@ -3,7 +3,7 @@ import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js'
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
-import { notReadYet, readWindow } from '../run/partitions.js';
+import { readWindow } from '../run/partitions.js';
 import { deadLetterEntryId } from '../store/dead-letters.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { ItemProvenance } from '../store/item-provenance.js';
@@ -16,6 +16,7 @@ import { commitPartitionPage } from './partition-work.js';
 import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from './request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
+import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
@@ -110,7 +111,9 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const normalized = await normalizeAll(context, page.items);
   const failures = normalized.failures;
   // A partition's tail pass lists again the entities it read at its latest version: not twice.
-  const entities = partition ? notReadYet(partition, normalized.entities) : normalized.entities;
+  const entities = partition
+    ? await unreadByPartition(context.deps.items, run.sourceId, partition, normalized.entities)
+    : normalized.entities;
   const loaded = await loadEntities(context, entities, stepProvenance(context, trail));
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).

@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApiDeps } from '../../lib/api/deps.js';
 import { runView } from '../../lib/api/views.js';
+import { ApiClient } from '../../lib/cli/client.js';
+import { printJson } from '../../lib/cli/output.js';
+import { loadConfig } from '../../lib/config/env.js';
 import { NumberValue } from '../../lib/json/lossless.js';
+import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**
@@ -11,6 +17,31 @@ import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harnes
 
 const setup = useEngineWithFakes('unstorable', { heartbeatIntervalMs: 200 });
 const { engine } = setup;
+let server: DevServer | undefined;
+afterAll(async () => server?.stop());
+
+/** The item as `harvester items get --json` prints it, through the local API. */
+async function printedByCli(sourceId: string, entityId: string): Promise<string> {
+  const { aws } = engine;
+  const config = loadConfig({
+    HARVESTER_PREFIX: aws.prefix,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    LOG_LEVEL: 'SILENT',
+  });
+  server ??= await startDevServer({
+    deps: createApiDeps(engine.deps, { config, scheduler: aws.clients.scheduler }),
+  });
+  const item = await new ApiClient({ endpoint: server.url }).get(`/sources/${sourceId}/items/${entityId}`);
+  let printed = '';
+  const out = new Writable({
+    write: (chunk, _encoding, done) => {
+      printed += String(chunk);
+      done();
+    },
+  });
+  printJson({ out, err: out }, item);
+  return printed;
+}
 
 describe('a page with records DynamoDB cannot hold as sent', () => {
   it('stores the rest of the page, big integers exactly, and dead-letters each unstorable record alone', async () => {
@@ -41,6 +72,7 @@ describe('a page with records DynamoDB cannot hold as sent', () => {
     const big = await engine.deps.items.get('unstorable-1', bigId);
     expect(big?.data.big).toBeInstanceOf(NumberValue);
     expect(String(big?.data.big)).toBe(bigIntegers[bigId]);
+    expect(await printedByCli('unstorable-1', bigId)).toContain(`"big": ${bigIntegers[bigId]}`);
     const letters = await engine.deps.deadLetters.listAll('unstorable-1');
     const reasons = Object.fromEntries(letters.map((entry) => [entry.ref, entry.reason]));
     expect(Object.keys(reasons).sort()).toEqual([hugeId, deepId].sort());

@@ -52,6 +52,18 @@ describe('parseJson', () => {
     expect(() => parseJson('{"a": 123456789012345678901')).toThrow(SyntaxError);
   });
 
+  it('reads any JSON as JSON.parse does, numbers a double would round kept as written', () => {
+    const asDoubles = (value: unknown): unknown =>
+      JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof NumberValue ? Number(v.value) : v)));
+    fc.assert(
+      fc.property(fc.json(), (text) => {
+        const parsed = parseJson(text);
+        expect(asDoubles(parsed)).toEqual(JSON.parse(text));
+        expect(JSON.parse(stringifyJson(parsed))).toEqual(JSON.parse(text));
+      }),
+    );
+  });
+
   it('round-trips any integer through stringifyJson', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }), (n) => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { ItemExplanationSchema, ItemPageSchema, ItemViewSchema } from '../../api/schemas/items.js';
+import { stringifyJson } from '../../json/lossless.js';
 import { CliUsageError, contextOf, positiveInt } from '../context.js';
 import { exportItems } from '../export.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
@@ -38,7 +39,7 @@ export function itemLines(item: ItemView): string[] {
     `fetched    ${p.fetchedAt ?? 'unknown'}${p.request ? ` from ${p.request}` : ''}`,
     `first run  ${p.firstRunId ?? 'unknown'}`,
     `changed    ${item.changedAt ?? 'unknown'}`,
-    `data       ${clip(JSON.stringify(item.data), 400)}`,
+    `data       ${clip(stringifyJson(item.data), 400)}`,
   ];
 }
 
@@ -72,7 +73,7 @@ export function registerItemCommands(program: Command, io: Io): void {
         });
         // JSON lines: one entity a line, ready for jq or a file.
         if (ctx.json) {
-          io.out.write(page.items.map((item) => `${JSON.stringify(item)}\n`).join(''));
+          io.out.write(page.items.map((item) => `${stringifyJson(item)}\n`).join(''));
           return;
         }
         printTable(
@@ -84,7 +85,7 @@ export function registerItemCommands(program: Command, io: Io): void {
             item.changedAt ?? '-',
             item.tombstonedAt ? 'tombstoned' : 'live',
             item.provenance.runId,
-            clip(JSON.stringify(item.data), 50),
+            clip(stringifyJson(item.data), 50),
           ]),
           'no stored entities',
         );

@@ -12,6 +12,7 @@ import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
+import { atPrecision, lookbackMs } from '../source-timing.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitHub } from './classify.js';
 import { type GithubIssuesConfig, githubIssuesConfigSchema, limitsOf } from './config.js';
@@ -41,7 +42,14 @@ const manifest: ConnectorManifest = {
   entityType: 'issue',
   orderedByModifiedTime: true,
   cursorComputableWithoutResponse: false,
+  // GitHub's `since` and its times are whole seconds.
+  sincePrecision: 's',
 };
+
+function timing(config: GithubIssuesConfig): Partial<ConnectorManifest> {
+  const lookback = lookbackMs(config);
+  return lookback === undefined ? {} : { watermarkLookbackMs: lookback };
+}
 
 const USER_AGENT = 'harvester-github-issues/0.1';
 
@@ -128,7 +136,7 @@ async function fetchPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
-      ? firstPageUrl(config, position.at)
+      ? firstPageUrl(config, position.at === null ? null : atPrecision(position.at, 's'))
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
   const listed = issuesOf(config, response, url);
@@ -141,6 +149,7 @@ async function fetchPage(
     position,
     listed.map((raw) => listedKey(normalizeIssue(raw))),
     sourceNext,
+    { precision: 's' },
   );
   const delivered = listed.filter((_, index) => step.deliver[index]);
   const items = config.includePullRequests ? delivered : delivered.filter((raw) => !isPullRequest(raw));
@@ -163,17 +172,21 @@ function planWindows(
   request: WindowRequest,
   ctx: ConnectorContext,
 ): Promise<WindowPlan> {
-  return planByPosition(async (index) => {
-    const url = new URL(firstPageUrl(config, ctx.since));
-    url.searchParams.set('per_page', '1');
-    url.searchParams.set('page', String(index + 1));
-    const response = await getJson(config, url.href, ctx);
-    const listed = issuesOf(config, response, url.href);
-    const links = parseLinkHeader(response.headers.link, response.url);
-    // No `rel="last"` on the last page: then the count is this position plus what it holds.
-    const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);
-    return { key: listed.length === 0 ? null : listedKey(normalizeIssue(listed[0])), total };
-  }, request);
+  return planByPosition(
+    async (index) => {
+      const url = new URL(firstPageUrl(config, ctx.since));
+      url.searchParams.set('per_page', '1');
+      url.searchParams.set('page', String(index + 1));
+      const response = await getJson(config, url.href, ctx);
+      const listed = issuesOf(config, response, url.href);
+      const links = parseLinkHeader(response.headers.link, response.url);
+      // No `rel="last"` on the last page: then the count is this position plus what it holds.
+      const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);
+      return { key: listed.length === 0 ? null : listedKey(normalizeIssue(listed[0])), total };
+    },
+    request,
+    { precision: 's' },
+  );
 }
 
 async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
@@ -187,7 +200,7 @@ async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorC
 export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
   manifest,
   configSchema: githubIssuesConfigSchema,
-  manifestFor: () => manifest,
+  manifestFor: (config) => ({ ...manifest, ...timing(config) }),
   streamIdentity: (config) => ({
     baseUrl: config.baseUrl,
     owner: config.owner.toLowerCase(),

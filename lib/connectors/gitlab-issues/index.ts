@@ -13,6 +13,7 @@ import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { parseLinkHeader } from '../link-header.js';
+import { atPrecision, lookbackMs } from '../source-timing.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitLab } from './classify.js';
 import { type GitlabIssuesConfig, gitlabIssuesConfigSchema, limitsOf } from './config.js';
@@ -44,7 +45,14 @@ const manifest: ConnectorManifest = {
   entityType: 'issue',
   orderedByModifiedTime: true,
   cursorComputableWithoutResponse: false,
+  // GitLab keeps milliseconds in `updated_at`, but `updated_after` is safest asked in whole seconds.
+  sincePrecision: 's',
 };
+
+function timing(config: GitlabIssuesConfig): Partial<ConnectorManifest> {
+  const lookback = lookbackMs(config);
+  return lookback === undefined ? {} : { watermarkLookbackMs: lookback };
+}
 
 const USER_AGENT = 'harvester-gitlab-issues/0.1';
 
@@ -140,7 +148,7 @@ async function fetchPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
-      ? listingUrl(config, position.at)
+      ? listingUrl(config, position.at === null ? null : atPrecision(position.at, 's'))
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
   const listed = issuesOf(config, response, url);
@@ -148,6 +156,7 @@ async function fetchPage(
     position,
     listed.map((raw) => listedKey(normalizeGitlabIssue(raw))),
     nextPageUrl(config, url, response),
+    { precision: 's' },
   );
   const items = listed.filter((_, index) => step.deliver[index]);
   return {
@@ -181,7 +190,7 @@ function planWindows(
       };
     },
     request,
-    { countAbove: GITLAB_COUNT_LIMIT },
+    { countAbove: GITLAB_COUNT_LIMIT, precision: 's' },
   );
 }
 
@@ -195,7 +204,7 @@ async function fetchItem(config: GitlabIssuesConfig, id: string, ctx: ConnectorC
 export const gitlabIssuesConnector: Connector<GitlabIssuesConfig> = {
   manifest,
   configSchema: gitlabIssuesConfigSchema,
-  manifestFor: () => manifest,
+  manifestFor: (config) => ({ ...manifest, ...timing(config) }),
   streamIdentity: (config) => ({ baseUrl: config.baseUrl, project: config.project.toLowerCase() }),
   credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,

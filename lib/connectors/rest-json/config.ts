@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
+import { sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
 
 /**
  * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
@@ -132,6 +133,13 @@ export const restJsonConfigSchema = z.strictObject({
     .optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
+  /**
+   * `s` when `sinceParam` reads whole seconds (drops or refuses milliseconds): windows are then
+   * cut at whole seconds and pages ask `since` in whole seconds. Default `ms`.
+   */
+  sincePrecision,
   /** What the source may send (see `../limits.ts`): body bytes, records a page, cursor and next-URL length. */
   limits: sourceLimitsSchema.optional(),
 });

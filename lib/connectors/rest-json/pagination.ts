@@ -105,6 +105,31 @@ export function nextCursor(
   }
 }
 
+/**
+ * The next page of a keyed listing (see `../keyset.ts`) and whether the source said so. Cursor and
+ * next-url sources say it with every page. Page numbers say nothing of their own: with
+ * `totalPath`, the total of the `since` listing tells whether rows remain past this page (counted
+ * at `served` rows a page, the most a page held: never more than the source's true page size, so
+ * a source that drops rows after its limit costs an extra request, never a row); without one the
+ * next page number is a guess.
+ */
+export function keyedNext(
+  config: RestJsonConfig,
+  cursor: string | null,
+  page: { readonly body: unknown; readonly items: readonly unknown[]; readonly url: string },
+  served: number,
+): { next: string | null; guessed: boolean } {
+  const { pagination } = config;
+  if (pagination.type !== 'page') return { next: nextCursor(config, cursor, page), guessed: false };
+  const number = pageOf(pagination, cursor);
+  const total = totalOf(config, page.body);
+  if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
+  // Before any page held a row, the requested size stands in, so empty pages still count on.
+  const size = Math.max(served, page.items.length) || config.pageSize;
+  const listed = (number - pagination.firstPage) * size + page.items.length;
+  return { next: total > listed ? String(number + 1) : null, guessed: false };
+}
+
 /** The total from `totalPath`, when configured and a non-negative whole number (or digit string). */
 export function totalOf(config: RestJsonConfig, body: unknown): number | null {
   if (config.totalPath === undefined) return null;
