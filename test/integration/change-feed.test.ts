@@ -1,6 +1,8 @@
+import { Writable } from 'node:stream';
 import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../lib/cli/main.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { DETAIL_TYPES, EntityEventDetailSchema, RunEventDetailSchema } from '../../lib/events/details.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
@@ -127,4 +129,35 @@ describe('the local change feed', () => {
     expect(tombstoned.every((e) => EntityEventDetailSchema.parse(e.detail).tombstonedAt !== null)).toBe(true);
     expect(ofType(events, DETAIL_TYPES.entityChanged)).toEqual([]);
   }, 180_000);
+
+  it('harvester events tail prints the events as they arrive', async () => {
+    let printed = '';
+    const io = {
+      out: new Writable({ write: (chunk, _e, done) => ((printed += String(chunk)), done()) }),
+      err: new Writable({ write: (_c, _e, done) => done() }),
+    };
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: engine.aws.endpoint,
+      HARVESTER_PREFIX: engine.aws.prefix,
+      AWS_REGION: 'us-east-1',
+    });
+    const tail = buildProgram(io).parseAsync([
+      'node',
+      'harvester',
+      'events',
+      'tail',
+      '--type',
+      'Entity Changed',
+      '--for',
+      '20',
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    fake.control.touch(['e-000029']);
+    const run = await startRun(engine.deps, { sourceId: 'feed', mode: 'incremental' });
+    await waitForRun(engine.deps, run.runId);
+    await tail;
+
+    expect(printed).toMatch(/Entity Changed\s+feed\/e-000029 version \S+ \(run [0-9A-Z]{26}\)/);
+    expect(printed).not.toContain('SyncRun');
+  }, 120_000);
 });
