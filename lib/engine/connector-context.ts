@@ -1,11 +1,12 @@
 import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
 import { readWindow } from '../run/partitions.js';
+import { connectorSecrets } from './bound-secrets.js';
 import { budgetedFetch } from './rate-budget.js';
 import type { StepContext } from './step.js';
 
 /**
  * What a connector may use during one step: the guarded HTTP client, the secrets bound to the
- * run's source, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
+ * run's source and to their origins, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
  * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same —
  * including the credential's rate budget, which every request spends (./rate-budget.ts).
  */
@@ -16,9 +17,11 @@ export function connectorContext(
   window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
+  // The origin check wraps the budget: a request refused for its secret spends no budget.
+  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, budgetedFetch(context));
   return {
-    fetch: budgetedFetch(context),
-    secrets: deps.secretsFor(run.sourceId),
+    fetch,
+    secrets,
     since,
     signal: heartbeat.signal,
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),

@@ -3,6 +3,7 @@ import { buildOpenApiDocument } from '../openapi.js';
 import { defineRoute, type Route } from '../route.js';
 import { deadLetterRoutes } from './dead-letters.js';
 import { runRoutes } from './runs.js';
+import { secretBindingRoutes } from './secret-bindings.js';
 import { sourceRoutes } from './sources.js';
 
 let document: ReturnType<typeof buildOpenApiDocument> | undefined;
@@ -29,6 +30,7 @@ const openApiRoute = defineRoute({
 /** Every route of the admin API. */
 export const API_ROUTES: readonly Route[] = [
   ...sourceRoutes,
+  ...secretBindingRoutes,
   ...runRoutes,
   ...deadLetterRoutes,
   openApiRoute,
