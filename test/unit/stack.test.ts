@@ -447,6 +447,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ['key', logicalId(stack.notifications.key)],
       ['schedulerRole', logicalId(stack.scheduling.schedulerRole)],
       ['cursorKey', logicalId(stack.adminApi.cursorKey)],
+      ['configMacKey', logicalId(stack.configMac.key)],
       ['startRunFunction', logicalId(stack.scheduling.startRun.fn)],
       ['reaperFunction', logicalId(stack.scheduling.reaper.fn)],
     ];
@@ -498,6 +499,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ]),
       schedulerRole: PASS,
       cursorKey: ['secretsmanager:GetSecretValue'],
+      configMacKey: ['kms:GenerateMac', 'kms:VerifyMac'],
     });
   });
 
@@ -516,6 +518,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       schedulerRole: PASS,
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
+      configMacKey: ['kms:VerifyMac'],
     });
   });
 
