@@ -7,6 +7,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { INDEX } from '../../lib/resources/definitions.js';
 import type { RuntimeEnvironment } from '../runtime-environment.js';
 import { API_THROTTLE, FUNCTION_TIMEOUT_SECONDS } from '../settings.js';
 import type { DataTables } from './data-tables.js';
@@ -95,10 +96,16 @@ export class AdminApi extends Construct {
       }),
     );
     // Least privilege as used: runs are started, cancelled and (with their source) deleted; dead
-    // letters listed and deleted with their source; items never touched.
+    // letters listed and deleted with their source; items only read (get, list, change feed).
     tables.grantData(role, 'syncRuns', 'readWrite');
     tables.grantData(role, 'sources', 'readWrite');
     tables.grantData(role, 'deadLetters', 'readWrite');
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: [tables.items.tableArn, `${tables.items.tableArn}/index/${INDEX.itemsByChange}`],
+      }),
+    );
     // `POST /sources/{id}/test` fetches one page with the source's own (bound) secret.
     this.handler.grantSecretReferences(props.sharedSecretRefs);
     messaging.pageQueue.grantSendMessages(role);

@@ -92,7 +92,8 @@ export class DataTables extends Construct {
         indexName: index.indexName,
         partitionKey: attribute(index.partitionKey),
         sortKey: index.sortKey ? attribute(index.sortKey) : undefined,
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType:
+          index.projection === 'KEYS_ONLY' ? dynamodb.ProjectionType.KEYS_ONLY : dynamodb.ProjectionType.ALL,
       });
     }
     return table;

@@ -112,13 +112,17 @@ export function buildOpenApiDocument(
       title: 'Harvester admin API',
       version: API_VERSION,
       description:
-        'Sources, runs and dead letters of Harvester. Every route requires IAM authorization (SigV4, service `execute-api`). Errors are RFC 9457 `application/problem+json`.',
+        'Sources, runs, dead letters and harvested items of Harvester. Every route requires IAM authorization (SigV4, service `execute-api`). Errors are RFC 9457 `application/problem+json`.',
     },
     tags: [
       { name: 'sources', description: 'Configured sources and their schedules' },
       { name: 'secret-bindings', description: "Where each source's secrets may be sent" },
       { name: 'runs', description: 'Sync runs' },
       { name: 'dead-letters', description: 'Failed items and pages, and retrying them' },
+      {
+        name: 'items',
+        description: 'Harvested entities, their provenance and change feed, and why one is missing',
+      },
       { name: 'meta', description: 'This document' },
     ],
     servers,

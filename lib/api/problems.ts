@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvalidConnectorConfigError, UnknownConnectorError } from '../connectors/registry.js';
 import { SourceScheduleError } from '../queue/source-schedules.js';
 import {
+  ItemNotFoundError,
   LockNotHeldError,
   RunCancelledError,
   RunFinishedError,
@@ -145,6 +146,7 @@ export function problemFor(error: unknown): MappedProblem {
       404,
       error.message,
     );
+  if (error instanceof ItemNotFoundError) return problem(T.notFound, 'Item not found', 404, error.message);
   if (error instanceof RouteNotFoundError) return problem(T.blank, 'Not Found', 404, error.message);
   if (error instanceof MethodNotAllowedError)
     return {

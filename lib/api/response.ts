@@ -1,4 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { stringifyJson } from '../json/lossless.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 import { problemFor } from './problems.js';
 
@@ -31,7 +32,8 @@ export function jsonResponse(result: ApiResult, requestId: string): APIGatewayPr
       'x-request-id': requestId,
       ...result.headers,
     },
-    ...(hasBody ? { body: JSON.stringify(result.body) } : {}),
+    // Lossless: a harvested number beyond 2^53 leaves as the digits it was stored with.
+    ...(hasBody ? { body: stringifyJson(result.body) } : {}),
   };
 }
 

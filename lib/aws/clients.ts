@@ -7,6 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
 import pLimit from 'p-limit';
+import { readStoredNumber } from '../json/lossless.js';
 
 /** The SDK clients Harvester talks to, created together so they share region, endpoint and credentials. */
 export interface AwsClients {
@@ -89,6 +90,9 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
   const s3 = s3Clients(base, options.middleware ?? []);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
+    // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
+    unmarshallOptions: { wrapNumbers: readStoredNumber },
   });
   const kms = new KMSClient(base);
   return { dynamo, doc, sqs, scheduler, events, s3, kms };

@@ -1,4 +1,5 @@
 import type { Problem } from '../api/problems.js';
+import { parseJson } from '../json/lossless.js';
 import { fetchSend, type HttpAnswer, nodeHttpSend } from './http.js';
 import type { RequestSigner } from './sigv4.js';
 import { CLI_VERSION } from './version.js';
@@ -98,7 +99,8 @@ export class ApiClient {
     if (response.status === 204 || text === '') return { status: response.status, body: undefined as T };
     if (!type.includes('json'))
       throw new ApiUnreachableError(`${url.origin} did not answer JSON; is it the Harvester API?`);
-    return { status: response.status, body: JSON.parse(text) as T };
+    // Lossless: a harvested number beyond 2^53 stays the digits the API sent.
+    return { status: response.status, body: parseJson(text) as T };
   }
 }
 

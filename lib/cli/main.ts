@@ -5,6 +5,7 @@ import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerFakeSourceCommand } from './commands/fake-source.js';
+import { registerItemCommands } from './commands/items.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
 import { registerSourceCommands } from './commands/sources.js';
@@ -23,7 +24,7 @@ import { CLI_VERSION } from './version.js';
 export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = {}): Command {
   const program = new Command()
     .name('harvester')
-    .description('Harvester admin CLI: sources, runs, dead letters; and a local stack')
+    .description('Harvester admin CLI: sources, runs, dead letters, items; and a local stack')
     .version(CLI_VERSION, '-V, --version', 'print the version')
     .option(
       '--endpoint <url>',
@@ -43,6 +44,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
   registerSourceCommands(program, io);
   registerRunCommands(program, io);
   registerDlqCommands(program, io);
+  registerItemCommands(program, io);
   registerLocalCommand(program, io);
   registerFakeSourceCommand(program, io);
   registerDemoCommand(program, io);

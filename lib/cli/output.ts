@@ -1,5 +1,6 @@
 import type { Problem } from '../api/problems.js';
 import type { PartitionView, RunView } from '../api/schemas/runs.js';
+import { stringifyJson } from '../json/lossless.js';
 import { humanDuration } from '../run/duration.js';
 import { PARTITION_STATES } from '../run/model.js';
 
@@ -14,7 +15,7 @@ export const PROCESS_IO: Io = { out: process.stdout, err: process.stderr };
 
 /** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout). */
 export function printJson(io: Io, value: unknown): void {
-  io.out.write(`${JSON.stringify(value, null, 2)}\n`);
+  io.out.write(`${stringifyJson(value, 2)}\n`);
 }
 
 /** Plain lines. */

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
 import type { Classification } from '../retry/errors.js';
+import type { SincePrecision } from './source-timing.js';
 
 /**
  * What a connector declares about its source (DESIGN §8). The engine's resume and continuation
@@ -30,6 +31,16 @@ export interface ConnectorManifest {
    * ({@link FetchedPage.watermark}). Default false.
    */
   readonly orderedByKey?: boolean;
+  /**
+   * How far before its watermark an incremental run asks (ms), for a source configured with its
+   * own lookback (`watermarkLookbackSeconds`, see `source-timing.ts`). Absent: the stack's.
+   */
+  readonly watermarkLookbackMs?: number;
+  /**
+   * The finest time the source's `since` filter tells apart: `'s'` when it reads whole seconds.
+   * Window boundaries are planned at it, and a page asks `since` at it. Absent: milliseconds.
+   */
+  readonly sincePrecision?: SincePrecision;
 }
 
 /**
@@ -189,7 +200,13 @@ export interface Connector<Config = unknown> {
   credential?(config: Config): CredentialScope | null;
   /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
   fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
-  /** Fetches one entity by id (used by retry-failed runs); throws a classified error when it cannot. */
+  /**
+   * Fetches one entity by id (retry-failed runs, reconciliation's absence confirmations); throws a
+   * classified error when it cannot. Throws `EntityGoneError` (see `gone.ts`) when the source says
+   * the entity is no longer there — also when it answers with a record that lives elsewhere now
+   * (another repository or project: a transferred issue), which only the connector can read. The
+   * engine itself treats an answer whose id is not `id` as gone, never as a record to store.
+   */
   fetchItem(config: Config, id: string, ctx: ConnectorContext): Promise<unknown>;
   /** Turns a raw record into an entity, or names why it is invalid. */
   normalize(config: Config, raw: unknown): Normalized;

@@ -1,5 +1,7 @@
+import { parseJson } from '../json/lossless.js';
 import { ClassifiedError, SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
 import type { HeaderRecord } from '../retry/retry-after.js';
+import { raiseHint, SOURCE_LIMITS, SourceLimitError } from './limits.js';
 
 /**
  * The one HTTP helper connectors share: a JSON GET with a timeout, whose failures are already the
@@ -41,6 +43,11 @@ export interface FetchJsonOptions {
   readonly signal?: AbortSignal;
   /** Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
+  /**
+   * Most bytes of a 2xx body read, counted after decompression (default the source limits'
+   * default, see `limits.ts`): a longer body, or a `Content-Length` announcing one, is refused.
+   */
+  readonly maxBodyBytes?: number;
 }
 
 /** A parsed 2xx JSON response. */
@@ -112,7 +119,8 @@ export async function fetchJson(
   for (let hop = 0; ; hop++) {
     const response = await fetchFn(current, { method: 'GET', headers, signal, redirect: 'manual' });
     const location = response.headers.get('location');
-    if (!REDIRECT_STATUSES.has(response.status) || location === null) return readJson(response, current);
+    if (!REDIRECT_STATUSES.has(response.status) || location === null)
+      return readJson(response, current, options.maxBodyBytes ?? SOURCE_LIMITS.bodyBytes.default);
     await response.body?.cancel().catch(() => undefined);
     if (hop >= MAX_REDIRECTS) {
       throw new ClassifiedError('permanent', `more than ${MAX_REDIRECTS} redirects from ${safeUrl(url)}`);
@@ -149,21 +157,61 @@ function redirectTarget(location: string, from: string): string {
   return next.href;
 }
 
-async function readJson(response: Response, requestedUrl: string): Promise<JsonResponse> {
+async function readJson(response: Response, requestedUrl: string, maxBytes: number): Promise<JsonResponse> {
   const finalUrl = response.url || requestedUrl;
   const headers = headerRecord(response.headers);
   if (!response.ok) {
     throw new SourceHttpError(response.status, headers, await readExcerpt(response), finalUrl);
   }
-  const text = await response.text();
+  const text = await readBounded(response, finalUrl, maxBytes);
   try {
-    return { body: JSON.parse(text), headers, status: response.status, url: finalUrl };
+    // Lossless: a 64-bit id or a 40-digit amount is kept as written, never rounded to a double.
+    return { body: parseJson(text), headers, status: response.status, url: finalUrl };
   } catch (cause) {
     const type = headers['content-type'] ?? 'no content-type';
     throw new SourceResponseError(`response from ${safeUrl(finalUrl)} is not JSON (${type})`, finalUrl, {
       cause,
     });
   }
+}
+
+function bodyTooLarge(url: string, what: string, maxBytes: number): SourceLimitError {
+  return new SourceLimitError(
+    'maxBodyBytes',
+    `the response from ${safeUrl(url)} ${what}, more than this source's limit of ${maxBytes} bytes ` +
+      `(${raiseHint('maxBodyBytes', SOURCE_LIMITS.bodyBytes.ceiling)})`,
+  );
+}
+
+/**
+ * The body as text, read through a count of the bytes `fetch` delivers — decompressed, so a small
+ * gzip body that inflates to gigabytes stops at `maxBytes` instead of exhausting memory. A
+ * `Content-Length` over the limit is refused before anything is read.
+ *
+ * @throws SourceLimitError (permanent) when the body is, or announces itself, larger than `maxBytes`.
+ */
+async function readBounded(response: Response, url: string, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw bodyTooLarge(url, `announces ${declared} bytes (Content-Length)`, maxBytes);
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw bodyTooLarge(url, `is larger than ${maxBytes} bytes once decompressed`, maxBytes);
+    }
+    chunks.push(value);
+  }
+  // TextDecoder drops a byte-order mark, as `response.text()` does.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 /**

@@ -1,5 +1,7 @@
 import { ClassifiedError } from '../retry/errors.js';
 import type { Normalized, TimeWindow } from './contract.js';
+import { atPrecision, type SincePrecision } from './source-timing.js';
+import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
 
 /**
  * Keyset positions for streams ordered by modification time (DESIGN §4.9).
@@ -15,11 +17,19 @@ import type { Normalized, TimeWindow } from './contract.js';
  * Ties: many entities can share one `updatedAt` (bulk edits, second-precision times), more than
  * a page holds. Asking `since=<key>` again would return the same page forever, so inside such a
  * tie group the position follows the source's own continuation of the `since=<key>` listing
- * (its next page number, cursor or URL) until the listing moves past the key. That stretch is
- * positional again: if a delivered member of the group is edited or deleted meanwhile, an
- * undelivered member can shift onto a page already read. The position therefore records the
- * tie's time as a ceiling, and the run's watermark never passes it, so the next incremental run
- * re-reads the group. This is the residual window the README states.
+ * (its next page number, cursor or URL) until the listing moves past the key; so it does across
+ * pages the source answered empty while saying more follows. That stretch is positional again:
+ * if a delivered member of the group is edited or deleted meanwhile, an undelivered member can
+ * shift onto a page already read. So when the stretch ends, the run lists it once more and
+ * compares what both listings served (`./tie-check.ts`): the same, and the stretch was read
+ * whole; different, and the position records the stretch's start as a ceiling the run's
+ * watermark never passes, so the next incremental run re-reads from there.
+ *
+ * Short pages: many APIs cut a page to its limit and then drop rows the caller may not see, so a
+ * page shorter than the last, or empty, says nothing while the source's continuation (cursor,
+ * next URL, `Link`, a total not reached) says more follows: the stream goes on. Only a stream
+ * whose continuation is a guess (page numbers, no total) ends on a short page, after re-listing
+ * from its last key once, or on an empty one.
  *
  * Windows: one partition of a partitioned run reads `[from, until)` of modification time. It
  * starts at the later of the run's `since` and `from`, and its stream ends at the first listed
@@ -48,14 +58,37 @@ export interface KeysetPosition {
   /** The earliest tie time paged through by position: the run's watermark must not pass it. */
   readonly ceiling?: string;
   /**
-   * The most records one page of this run held: a later page with fewer means the listing had
+   * The most records one page of this run held. For a stream without a continuation of the
+   * source's own (page numbers and no total), a later page with fewer may mean the listing had
    * nothing more when it was read (the source caps page sizes silently, so the requested size
-   * cannot tell). Without it a source edited faster than one record per request would never end
-   * a page-number listing, which only an empty page ends.
+   * cannot tell): the run re-lists once to decide ({@link KeysetPosition.recheck}). Without it a
+   * source edited faster than one record per request would never end such a listing, which only
+   * an empty page ends.
    */
   readonly full?: number;
+  /**
+   * This page re-lists after a short page of a stream without a continuation of its own: when it
+   * brings nothing new, or is short again, the stream ends; a full page goes on reading.
+   */
+  readonly recheck?: true;
   /** A partition's window bound: the stream ends before the first record modified at or after it. */
   readonly until?: string;
+  /**
+   * While following the source's continuation from `from` (inside a tie group, or across empty
+   * pages): what that listing served so far, to check it afterwards (`./tie-check.ts`).
+   */
+  readonly stretch?: { readonly from: string; readonly tally: Tally };
+  /**
+   * Listing such a stretch a second time, from `at` through the source's continuation, up to the
+   * first record at or after `end` (null: the listing's end). `resume` is where the stream goes on
+   * afterwards (null: it ends); nothing is delivered meanwhile.
+   */
+  readonly check?: {
+    readonly end: string | null;
+    readonly want: Tally;
+    readonly got: Tally;
+    readonly resume: KeysetPosition | null;
+  };
 }
 
 const PREFIX = 'ks1.';
@@ -126,7 +159,27 @@ function isPosition(value: unknown): value is KeysetPosition {
     (p.before === undefined || (Array.isArray(p.before) && p.before.every((id) => typeof id === 'string'))) &&
     (p.ceiling === undefined || typeof p.ceiling === 'string') &&
     (p.full === undefined || typeof p.full === 'number') &&
-    (p.until === undefined || typeof p.until === 'string')
+    (p.recheck === undefined || p.recheck === true) &&
+    (p.until === undefined || typeof p.until === 'string') &&
+    (p.stretch === undefined || isStretch(p.stretch)) &&
+    (p.check === undefined || isCheck(p.check))
+  );
+}
+
+function isStretch(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Record<string, unknown>;
+  return typeof s.from === 'string' && isTally(s.tally);
+}
+
+function isCheck(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as Record<string, unknown>;
+  return (
+    (c.end === null || typeof c.end === 'string') &&
+    isTally(c.want) &&
+    isTally(c.got) &&
+    (c.resume === null || isPosition(c.resume))
   );
 }
 
@@ -158,14 +211,34 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
   return a <= b ? a : b;
 }
 
+/** What a connector knows of the listing a page came from. */
+export interface ListingOptions {
+  /**
+   * True when the source gives no continuation of its own and the connector guesses one (the
+   * next page number, when the source sends neither a next link nor a total): then an empty
+   * page ends the stream, and a short page ends it after one re-listing. Default false: the
+   * source said more follows (a cursor, a next URL, a `Link`, a total not yet reached), and the
+   * stream goes on through short and empty pages until it says otherwise — many APIs cut a page
+   * to its limit and then drop the rows the caller may not see.
+   */
+  readonly guessed?: boolean;
+  /**
+   * The finest time the source's `since` filter tells apart. With `'s'` the page was asked from
+   * the position's time cut to the second, and records listed between that and the position's
+   * time come before the key in listing order: already delivered, skipped.
+   */
+  readonly precision?: SincePrecision;
+}
+
 /**
  * Advances a position over one page of the `since=position.at` listing (or of its continuation).
  * With a window bound (`position.until`), only the records listed before the first one modified
  * at or after it are delivered, and that record ends the stream.
  *
  * @param keys - the page's records in listing order (oldest update first).
- * @param sourceNext - the source's own next page of this listing (page number, cursor, URL),
- *   null when the source says the listing ended.
+ * @param sourceNext - the next page of this listing (page number, cursor, URL), null when the
+ *   source says the listing ended.
+ * @param continuation - whether `sourceNext` is the source's word or the connector's guess.
  * @throws ClassifiedError (permanent) when the page holds records older than the position: the
  *   source ignores the `since` filter or does not sort by modification time, and reading on would
  *   loop or skip silently.
@@ -174,34 +247,44 @@ export function advance(
   position: KeysetPosition,
   keys: readonly ListedKey[],
   sourceNext: string | null,
+  continuation: ListingOptions = {},
 ): KeysetStep {
+  refuseUnsorted(position.at, keys, continuation.precision);
+  if (position.check !== undefined)
+    return checkStep(position, position.check, keys, sourceNext, continuation);
   const delivered = new Set([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   let bounded = false;
   const deliver = keys.map((key) => {
     if (bounded) return false;
-    if (key.ok && at !== null && key.at < at) {
-      throw new ClassifiedError(
-        'permanent',
-        `the source listed a record modified at ${key.at} when asked for records since ${at}: its listing is not filtered and ordered by modification time`,
-      );
-    }
     if (key.ok && until !== undefined && key.at >= until) {
       bounded = true;
       return false;
     }
     if (at === null) return true;
+    // Listed only because the source reads `since` at a coarser precision: before the key.
+    if (key.ok && key.at < at) return false;
     if (key.ok) return !(key.at === at && delivered.has(key.id));
     return key.ref === null || !delivered.has(key.ref);
   });
   const ceiling = position.ceiling ?? null;
+  const guessed = continuation.guessed === true;
   const short = position.full !== undefined && keys.length < position.full;
-  if (bounded || keys.length === 0 || sourceNext === null || short) return { deliver, next: null, ceiling };
+  if (
+    bounded ||
+    sourceNext === null ||
+    (guessed && (keys.length === 0 || (position.recheck && (short || !deliver.includes(true)))))
+  ) {
+    return { deliver, ...leaveStretch(position, keys, until ?? null, null) };
+  }
+  const recheck = guessed && short ? { recheck: true as const } : {};
   const full = Math.max(position.full ?? 0, keys.length);
   const bound = until === undefined ? {} : { until };
 
   let last: string | null = null;
-  for (const key of keys) if (key.ok && (last === null || key.at > last)) last = key.at;
+  for (const key of keys) {
+    if (key.ok && (at === null || key.at >= at) && (last === null || key.at > last)) last = key.at;
+  }
 
   if (last === null || last === at) {
     // The whole page is one tie group (or unkeyable): follow the source's own continuation.
@@ -214,16 +297,28 @@ export function advance(
         : position.follow === undefined
           ? position.ids
           : (position.before ?? []);
+    // What the stretch read by position served, from its first page (`since=at`) on.
+    const stretch =
+      tieAt === null
+        ? {}
+        : {
+            stretch: {
+              from: tieAt,
+              tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, keys, null).tally,
+            },
+          };
     const next: KeysetPosition = {
       at: tieAt,
       ids: pageIdsAt(keys, tieAt),
       ...(before.length === 0 ? {} : { before: [...before] }),
       follow: sourceNext,
       full,
-      ...(tieAt === null ? {} : { ceiling: earlier(position.ceiling, tieAt) }),
+      ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
       ...bound,
+      ...recheck,
+      ...stretch,
     };
-    return { deliver, next, ceiling: next.ceiling ?? null };
+    return { deliver, next, ceiling };
   }
   const next: KeysetPosition = {
     at: last,
@@ -231,8 +326,74 @@ export function advance(
     full,
     ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
     ...bound,
+    ...recheck,
   };
-  return { deliver, next, ceiling };
+  return { deliver, ...leaveStretch(position, keys, last, next) };
+}
+
+function refuseUnsorted(at: string | null, keys: readonly ListedKey[], precision?: SincePrecision): void {
+  if (at === null) return;
+  const asked = atPrecision(at, precision);
+  const older = keys.find((key) => key.ok && key.at < asked);
+  if (older?.ok) {
+    throw new ClassifiedError(
+      'permanent',
+      `the source listed a record modified at ${older.at} when asked for records since ${asked}: its listing is not filtered and ordered by modification time`,
+    );
+  }
+}
+
+/**
+ * The step after a page that ends a stretch read by position (the listing moved past its key, or
+ * ended): list the stretch again to check it, then go on at `resume`. A stretch that cannot be
+ * checked caps the watermark at its start at once. Pages outside a stretch go straight to `resume`.
+ */
+function leaveStretch(
+  position: KeysetPosition,
+  keys: readonly ListedKey[],
+  end: string | null,
+  resume: KeysetPosition | null,
+): Pick<KeysetStep, 'next' | 'ceiling'> {
+  const confirmed = position.ceiling ?? null;
+  const stretch = position.follow === undefined ? undefined : position.stretch;
+  if (stretch === undefined) return { next: resume, ceiling: confirmed };
+  const want = tallyPage(stretch.tally, keys, end).tally;
+  if (want.broken) return capped(resume, earlier(position.ceiling, stretch.from) ?? null);
+  const next: KeysetPosition = {
+    at: stretch.from,
+    ids: [],
+    check: { end, want, got: EMPTY_TALLY, resume },
+    // The page size seen so far: a connector counting pages by it must count the same again.
+    ...(position.full === undefined ? {} : { full: position.full }),
+    ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
+    ...(position.until === undefined ? {} : { until: position.until }),
+  };
+  return { next, ceiling: confirmed };
+}
+
+/** One page of the second listing of a stretch: nothing is delivered, its records are tallied. */
+function checkStep(
+  position: KeysetPosition,
+  check: NonNullable<KeysetPosition['check']>,
+  keys: readonly ListedKey[],
+  sourceNext: string | null,
+  continuation: ListingOptions,
+): KeysetStep {
+  const deliver = keys.map(() => false);
+  const { tally: got, reached } = tallyPage(check.got, keys, check.end);
+  const over = reached || sourceNext === null || (continuation.guessed === true && keys.length === 0);
+  if (!over) {
+    const next: KeysetPosition = { ...position, follow: sourceNext, check: { ...check, got } };
+    return { deliver, next, ceiling: position.ceiling ?? null };
+  }
+  if (sameTally(check.want, got)) return { deliver, next: check.resume, ceiling: position.ceiling ?? null };
+  return { deliver, ...capped(check.resume, earlier(position.ceiling, position.at ?? undefined) ?? null) };
+}
+
+/** `resume` with the watermark capped at `ceiling` from now on. */
+function capped(resume: KeysetPosition | null, ceiling: string | null): Pick<KeysetStep, 'next' | 'ceiling'> {
+  if (resume === null || ceiling === null) return { next: resume, ceiling };
+  return { next: { ...resume, ceiling }, ceiling };
 }
 
 /**

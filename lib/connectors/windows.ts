@@ -1,5 +1,6 @@
 import type { WindowPlan, WindowRequest } from './contract.js';
 import type { ListedKey } from './keyset.js';
+import { atPrecision, type SincePrecision } from './source-timing.js';
 
 /**
  * Planning the windows of a partitioned run (see `Connector.planWindows`), shared by every
@@ -22,7 +23,9 @@ import type { ListedKey } from './keyset.js';
  *
  * Both return boundaries strictly after the listing's first entity and strictly increasing (equal
  * quantiles — a tie group wider than a window — collapse into one), and fewer windows, or none,
- * when the listing holds fewer than `maxWindows × minEntitiesPerWindow` entities.
+ * when the listing holds fewer than `maxWindows × minEntitiesPerWindow` entities. Boundaries are
+ * times the source's `since` filter can express (`precision`): a window starting at 10:00:00.500
+ * asked of a filter that reads whole seconds would list the previous window's last records again.
  */
 
 /** What one read of a listing at a position found. */
@@ -68,8 +71,14 @@ export function windowCount(total: number, request: WindowRequest): number {
  * The boundaries that may be used: valid times strictly after the first entity (an earlier one
  * would make an empty first window), ascending, each once.
  */
-export function cleanBoundaries(candidates: readonly (string | null)[], first: string | null): string[] {
-  const usable = candidates.filter((b): b is string => b !== null && (first === null || b > first));
+export function cleanBoundaries(
+  candidates: readonly (string | null)[],
+  first: string | null,
+  precision?: SincePrecision,
+): string[] {
+  const usable = candidates
+    .map((b) => (b === null ? null : atPrecision(b, precision)))
+    .filter((b): b is string => b !== null && (first === null || b > first));
   return [...new Set(usable)].sort();
 }
 
@@ -83,11 +92,12 @@ function keyTime(key: ListedKey | null): string | null {
  *
  * @param options.countAbove - the source stops counting above this many entities (GitLab: 10,000):
  *   when the first read has no total, the end is searched from there rather than from 1.
+ * @param options.precision - the finest time the source's `since` tells apart (boundaries are cut to it).
  */
 export async function planByPosition(
   read: PositionReader,
   request: WindowRequest,
-  options: { countAbove?: number } = {},
+  options: { countAbove?: number; precision?: SincePrecision } = {},
 ): Promise<WindowPlan> {
   let requests = 1;
   const start = await read(0);
@@ -111,7 +121,7 @@ export async function planByPosition(
     return null;
   };
   const found = await Promise.all(positions.map(timeNear));
-  return { boundaries: cleanBoundaries(found, keyTime(start.key)), total, requests };
+  return { boundaries: cleanBoundaries(found, keyTime(start.key), options.precision), total, requests };
 }
 
 /**
@@ -149,12 +159,14 @@ async function countByProbing(
  * format.
  *
  * @param options.now - the upper end of the search (epoch ms): no entity is modified after it.
+ * @param options.precision - the finest time the source's `since` tells apart: `'s'` bisects over
+ *   whole seconds, so every count is of a listing the source can express.
  */
 export async function planByCount(
   count: CountReader,
   since: string | null,
   request: WindowRequest,
-  options: { now: number },
+  options: { now: number; precision?: SincePrecision },
 ): Promise<WindowPlan> {
   let requests = 1;
   const start = await count(since);
@@ -164,26 +176,30 @@ export async function planByCount(
   const k = windowCount(total, request);
   const lowMs = Date.parse(first ?? since ?? '');
   if (k < 2 || Number.isNaN(lowMs)) return noWindows(total, requests);
-  const highMs = Math.max(options.now, lowMs + 1);
+  // The search runs over units of the source's precision: every time it asks is one it can express.
+  const unit = options.precision === 's' ? 1_000 : 1;
+  const lowUnits = Math.floor(lowMs / unit);
+  const highUnits = Math.max(Math.ceil(options.now / unit), lowUnits + 1);
+  const at = (units: number) => new Date(units * unit).toISOString();
   const tolerance = Math.floor(total / (4 * k));
 
   const bisect = async (target: number): Promise<string | null> => {
-    let low = lowMs; // at or after `low`: more than `target` entities
-    let high = highMs; // at or after `high`: `target` or fewer (the search's assumption)
+    let low = lowUnits; // at or after `low`: more than `target` entities
+    let high = highUnits; // at or after `high`: `target` or fewer (the search's assumption)
     for (let step = 0; step < MAX_BISECTION_STEPS && high - low > 1; step++) {
       const mid = Math.floor((low + high) / 2);
       requests += 1;
-      const found = (await count(new Date(mid).toISOString())).total;
+      const found = (await count(at(mid))).total;
       if (found === null) return null;
-      if (Math.abs(found - target) <= tolerance) return new Date(mid).toISOString();
+      if (Math.abs(found - target) <= tolerance) return at(mid);
       if (found > target) low = mid;
       else high = mid;
     }
-    return high === highMs ? null : new Date(high).toISOString();
+    return high === highUnits ? null : at(high);
   };
   const targets = Array.from({ length: k - 1 }, (_, j) => total - Math.ceil(((j + 1) * total) / k));
   const found = await Promise.all(targets.map(bisect));
-  return { boundaries: cleanBoundaries(found, first), total, requests };
+  return { boundaries: cleanBoundaries(found, first, options.precision), total, requests };
 }
 
 /**

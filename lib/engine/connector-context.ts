@@ -2,6 +2,7 @@ import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
 import { readWindow } from '../run/partitions.js';
 import { connectorSecrets } from './bound-secrets.js';
 import { budgetedFetch } from './rate-budget.js';
+import { type RequestTrail, recordingFetch } from './request-trail.js';
 import type { StepContext } from './step.js';
 
 /**
@@ -15,10 +16,14 @@ export function connectorContext(
   since: string | null,
   /** The window to read (default: the step's partition's, if any). */
   window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
+  /** Where to note the request that answered (an item's provenance); absent: not noted. */
+  trail?: RequestTrail,
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
-  // The origin check wraps the budget: a request refused for its secret spends no budget.
-  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, budgetedFetch(context));
+  const budgeted = budgetedFetch(context);
+  const recorded = trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted;
+  // The origin check wraps the rest: a request refused for its secret spends no budget.
+  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, recorded);
   return {
     fetch,
     secrets,

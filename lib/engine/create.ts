@@ -11,6 +11,7 @@ import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
 import { PageQueue } from '../queue/page-queue.js';
 import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
+import { ItemListing } from '../store/item-listing.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
 import { PartitionStore } from '../store/partitions.js';
@@ -66,6 +67,7 @@ export const LOCAL_SCHEDULER_ROLE_ARN = 'arn:aws:iam::123456789012:role/harveste
 /** Wires the stores, queue, events and connectors into the engine's dependencies. */
 export function createEngineDeps(options: EngineOptions): EngineDeps {
   const { config, clients, queues } = options;
+  const clock = options.clock ?? { now: () => Date.now() };
   const runs = new SyncRunStore(clients.doc, config.names.syncRunsTable);
   const sources = new SourceStore(clients.doc, config.names.sourcesTable);
   const secrets =
@@ -76,7 +78,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
-    items: new ItemStore(clients.doc, config.names.itemsTable),
+    items: new ItemStore(clients.doc, config.names.itemsTable, () => clock.now()),
+    itemListing: new ItemListing(clients.doc, config.names.itemsTable),
     ...(options.rateBudgets === false
       ? {}
       : { budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable) }),
@@ -100,7 +103,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
     fetch: options.fetch ?? guardedFetch(config.sourcePolicy),
     connectorAws: options.connectorAws ?? { s3: (region) => clients.s3(region) },
-    clock: options.clock ?? { now: () => Date.now() },
+    clock,
     retry: options.retry ?? realRetryDeps,
     logger: options.logger ?? createLogger(config.logLevel),
     metrics: options.metrics ?? noMetrics,

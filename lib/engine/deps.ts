@@ -5,6 +5,7 @@ import type { EngineMetrics } from '../observability/metrics.js';
 import type { PageQueue } from '../queue/page-queue.js';
 import type { RetryDeps } from '../retry/outcome.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
+import type { ItemListing } from '../store/item-listing.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
 import type { PartitionStore } from '../store/partitions.js';
@@ -52,6 +53,8 @@ export interface EngineDeps {
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;
   readonly items: ItemStore;
+  /** Page-by-page reads of stored items (the items API, the CLI, exports). */
+  readonly itemListing: ItemListing;
   /** Rate budgets per credential; absent: source requests are not budgeted. */
   readonly budgets?: RateBudgetStore;
   readonly queue: PageQueue;

@@ -1,13 +1,19 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { DETAIL_TYPES, EVENT_SOURCE } from '../events/details.js';
 import type { SyncRun } from '../run/model.js';
 
-/** Detail types on the Harvester bus; the platform's notifier subscribes to them. */
+/**
+ * Run outcome detail types on the Harvester bus; the platform's notifier subscribes to them. A
+ * succeeded run raises exactly one of the two `SyncRun Succeeded…` events (subscribe to the
+ * prefix `SyncRun Succeeded` for every success).
+ */
 export const RUN_EVENT_TYPES = {
-  failed: 'SyncRun Failed',
-  succeededWithErrors: 'SyncRun Succeeded With Errors',
+  failed: DETAIL_TYPES.runFailed,
+  succeededWithErrors: DETAIL_TYPES.runSucceededWithErrors,
+  succeeded: DETAIL_TYPES.runSucceeded,
 } as const;
 
-export const EVENT_SOURCE = 'harvester';
+export { EVENT_SOURCE };
 
 /** The event detail: a run summary a notifier can render without reading the table. */
 export function runEventDetail(run: SyncRun) {
@@ -40,8 +46,10 @@ export class RunEvents {
     const detailType =
       run.state === 'failed'
         ? RUN_EVENT_TYPES.failed
-        : run.state === 'succeeded' && run.errorCount > 0
-          ? RUN_EVENT_TYPES.succeededWithErrors
+        : run.state === 'succeeded'
+          ? run.errorCount > 0
+            ? RUN_EVENT_TYPES.succeededWithErrors
+            : RUN_EVENT_TYPES.succeeded
           : undefined;
     if (!detailType) return undefined;
     const result = await this.events.send(

@@ -6,6 +6,7 @@ import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
 import { notReadYet, readWindow } from '../run/partitions.js';
 import { deadLetterEntryId } from '../store/dead-letters.js';
 import { DuplicatePageError } from '../store/errors.js';
+import type { ItemProvenance } from '../store/item-provenance.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
@@ -13,6 +14,7 @@ import { pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
 import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
+import { newRequestTrail, type RequestTrail, stepProvenance } from './request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
@@ -79,6 +81,8 @@ export async function fetchWithRetry(
   context: StepContext,
   cursor: string | null,
   scope?: { since: string | null; config: unknown; window?: TimeWindow },
+  /** Notes the request that answered, for the provenance of the page's entities. */
+  trail?: RequestTrail,
 ): Promise<RetryOutcome<FetchedPage>> {
   const { connector, config, params } = context;
   return retryOwned(context, () =>
@@ -86,8 +90,8 @@ export async function fetchWithRetry(
       scope?.config ?? config,
       cursor,
       scope
-        ? connectorContext(context, scope.since, scope.window)
-        : connectorContext(context, effectiveSince(connector, params)),
+        ? connectorContext(context, scope.since, scope.window, trail)
+        : connectorContext(context, effectiveSince(connector, params), undefined, trail),
     ),
   );
 }
@@ -95,7 +99,8 @@ export async function fetchWithRetry(
 /** Normal modes (full, incremental, reconciliation): fetch the page, load it, commit, continue. */
 export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const { run, message, partition } = context;
-  const outcome = await fetchWithRetry(context, message.cursor);
+  const trail = newRequestTrail();
+  const outcome = await fetchWithRetry(context, message.cursor, undefined, trail);
   context.ensureOwned();
   if (outcome.kind === 'defer') return deferPage(context, outcome.untilMs, outcome.reason, outcome.attempts);
   if (outcome.kind === 'dead_letter')
@@ -106,7 +111,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const failures = normalized.failures;
   // A partition's tail pass lists again the entities it read at its latest version: not twice.
   const entities = partition ? notReadYet(partition, normalized.entities) : normalized.entities;
-  const loaded = await loadEntities(context, entities);
+  const loaded = await loadEntities(context, entities, stepProvenance(context, trail));
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).
   const watermark =
@@ -202,29 +207,42 @@ async function filedByThisPass(context: StepContext, ref: string | null): Promis
 }
 
 /**
- * Loads entities; an item too large for DynamoDB is dead-lettered, never allowed to fail the page.
+ * Loads entities; an item too large for DynamoDB, or holding a value it cannot store, is
+ * dead-lettered alone, never allowed to fail the page.
  * `stored`: the ids now held in the store (written, or kept at a newer version already there).
  */
 export async function loadEntities(
   context: StepContext,
   entities: Entity[],
+  /** Where the entities came from; default: the step's run, page and window, no request. */
+  provenance: ItemProvenance = stepProvenance(context),
 ): Promise<{ loaded: number; failed: number; stored: ReadonlySet<string> }> {
   const { deps, run, message } = context;
-  const results = await deps.items.loadAll(run.sourceId, entities, run.runId, deps.clock.now(), run.epoch);
+  const results = await deps.items.loadAll(
+    run.sourceId,
+    entities,
+    run.runId,
+    deps.clock.now(),
+    run.epoch,
+    provenance,
+  );
   let failed = 0;
   for (const result of results) {
     // Reconciliation: every entity the listing served is alive, whatever became of its write.
     if (result.status !== 'written' && run.mode === 'reconciliation') {
       await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
     }
-    if (result.status !== 'too_large') continue;
+    if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
-      reason: `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`,
+      reason:
+        result.status === 'too_large'
+          ? `item too large: ${result.bytes} bytes, the limit is ${RELIABILITY.maxItemBytes}`
+          : `record cannot be stored: ${result.reason}`,
       attempts: 1,
       runId: run.runId,
       page: message.page,

@@ -1,7 +1,7 @@
-import { isGone } from '../connectors/gone.js';
 import { METRIC } from '../observability/metrics.js';
-import { connectorContext } from './connector-context.js';
-import { commitAndContinue, retryOwned } from './page-work.js';
+import { fetchById } from './fetch-by-id.js';
+import { commitAndContinue } from './page-work.js';
+import { stepProvenance } from './request-trail.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
@@ -26,25 +26,29 @@ export const CONFIRMATIONS_PER_SLICE = 50;
 
 type Confirmation = 'gone' | 'found' | 'unconfirmed';
 
-/** Asks the source for one candidate: gone (404/410), found (and stored again), or unknown. */
+/**
+ * Asks the source for one candidate: gone (404/410, or answered with a record that is not this
+ * one — moved away), found (and stored again), or unknown.
+ */
 async function confirm(context: StepContext, entityId: string): Promise<Confirmation> {
-  const { deps, run, connector, config } = context;
-  const outcome = await retryOwned(context, async () => {
-    try {
-      const raw = await connector.fetchItem(config, entityId, connectorContext(context, null));
-      return { gone: false as const, raw };
-    } catch (error) {
-      // 404/410 from an HTTP source, `EntityGoneError` from any other (S3's NoSuchKey).
-      if (isGone(error)) return { gone: true as const };
-      throw error;
-    }
-  });
+  const { deps, run } = context;
+  const outcome = await fetchById(context, entityId);
   context.ensureOwned();
   if (outcome.kind !== 'ok') return 'unconfirmed';
-  if (outcome.value.gone) return 'gone';
-  const normalized = connector.normalize(config, outcome.value.raw);
+  if (outcome.value.kind === 'gone') {
+    context.log.info('absence confirmed', { entityId, how: outcome.value.how });
+    return 'gone';
+  }
+  const { normalized } = outcome.value;
   if (normalized.ok) {
-    await deps.items.loadAll(run.sourceId, [normalized.entity], run.runId, deps.clock.now(), run.epoch);
+    await deps.items.loadAll(
+      run.sourceId,
+      [normalized.entity],
+      run.runId,
+      deps.clock.now(),
+      run.epoch,
+      stepProvenance(context),
+    );
   }
   // Found (valid, invalid or too large to store): alive, whatever became of the write.
   await deps.items.markSeen(run.sourceId, entityId, run.runId);

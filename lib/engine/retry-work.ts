@@ -5,11 +5,11 @@ import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
 import type { Page } from '../store/paging.js';
-import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
 import type { EngineDeps } from './deps.js';
+import { fetchById } from './fetch-by-id.js';
 import { cursorOfRef } from './page-scope.js';
-import { commitAndContinue, fetchWithRetry, loadEntities, retryOwned } from './page-work.js';
+import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
 import type { RunParams } from './start-run.js';
 import type { StepContext, StepResult } from './step.js';
 
@@ -18,6 +18,8 @@ export const RETRY_PAGE_SIZE = RETRY_CONCURRENCY * RETRY_WAVES_PER_PAGE;
 
 type EntryOutcome =
   | { readonly kind: 'resolved'; readonly entities: Entity[] }
+  /** The entity is gone from the source (deleted, or moved away): its dead letter is over, nothing is stored. */
+  | { readonly kind: 'gone'; readonly how: string }
   | {
       readonly kind: 'failed';
       readonly reason: string;
@@ -57,7 +59,8 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   context.ensureOwned();
   const firstDeferred = outcomes.findIndex((o) => o.kind === 'defer');
   const deferral = outcomes[firstDeferred];
-  if (deferral?.kind === 'defer' && !outcomes.some((o, i) => o.kind === 'resolved' || i < firstDeferred)) {
+  const settles = (o: EntryOutcome) => o.kind === 'resolved' || o.kind === 'gone';
+  if (deferral?.kind === 'defer' && !outcomes.some((o, i) => settles(o) || i < firstDeferred)) {
     // Nothing came of the slice and an entry must wait longer than a worker may sleep: retry it later.
     return deferPage(context, deferral.untilMs, deferral.reason, 0);
   }
@@ -75,11 +78,13 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
   const entities = outcomes.flatMap((o) => (o.kind === 'resolved' ? o.entities : []));
   const loaded = await loadEntities(context, entities);
   const resolved: DeadLetter[] = [];
+  const gone: { entry: DeadLetter; how: string }[] = [];
   const failed: { entry: DeadLetter; outcome: Extract<EntryOutcome, { kind: 'failed' }> }[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const entry = slice.items[index]!;
     if (outcome.kind === 'resolved' && isSettledBy(entry, outcome.entities, loaded.stored))
       resolved.push(entry);
+    else if (outcome.kind === 'gone') gone.push({ entry, how: outcome.how });
     else if (outcome.kind === 'failed' && index < settled) failed.push({ entry, outcome });
   }
   await context.checkpointHook('afterLoad');
@@ -99,6 +104,16 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
     },
     async () => {
       for (const entry of resolved) await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+      for (const { entry, how } of gone) {
+        // Resolved by a confirmed absence: nothing to store. The stored item, if any, stays as it
+        // is until a reconciliation tombstones it; the log says why the entry left.
+        await deps.deadLetters.resolve(run.sourceId, entry.entryId);
+        context.log.warn('dead letter resolved: the entity is gone from the source', {
+          entryId: entry.entryId,
+          ref: entry.ref,
+          how,
+        });
+      }
       for (const { entry, outcome } of failed) {
         await deps.deadLetters.record({
           sourceId: run.sourceId,
@@ -164,12 +179,10 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 }
 
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const { connector, config } = context;
-  const outcome = await retryOwned(context, () =>
-    connector.fetchItem(config, entry.ref, connectorContext(context, null)),
-  );
+  const outcome = await fetchById(context, entry.ref);
   if (outcome.kind !== 'ok') return unresolved(outcome);
-  const normalized = connector.normalize(config, outcome.value);
+  if (outcome.value.kind === 'gone') return { kind: 'gone', how: outcome.value.how };
+  const { normalized } = outcome.value;
   if (!normalized.ok) {
     return {
       kind: 'failed',

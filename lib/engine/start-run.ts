@@ -63,11 +63,14 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
   const config = connector.configSchema.parse(source.config) as Record<string, unknown>;
   const stream = streamHash(connector, source.connector, config);
   // An incremental run over a stream that cannot be keyed reads everything, and says so.
-  const keyed = hasStablePosition(connector.manifestFor(config));
+  const manifest = connector.manifestFor(config);
+  const keyed = hasStablePosition(manifest);
   const unkeyedIncremental = input.mode === 'incremental' && !keyed;
+  // A source configured with its own lookback (long transactions, lagging replicas) uses it.
+  const lookbackMs = manifest.watermarkLookbackMs ?? deps.limits.watermarkLookbackMs;
   const start = unkeyedIncremental
     ? { since: null, watermark: null }
-    : startingPoint(source, stream, input.mode, deps.limits.watermarkLookbackMs);
+    : startingPoint(source, stream, input.mode, lookbackMs);
   const params: RunParams = {
     since: start.since,
     watermark: start.watermark,

@@ -11,6 +11,7 @@ import type { ResolvedResources } from '../resources/bootstrap.js';
 
 export { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';
 
+import { pollChangeFeed } from './change-feed-poller.js';
 import { WorkerClockLink } from './clock-link.js';
 import type { MovableClock } from './movable-clock.js';
 import { ScheduleFirer, type ScheduleTarget } from './schedule-firer.js';
@@ -38,6 +39,12 @@ export interface LocalRuntimeOptions {
    * suite lets hours pass for a 429 storm): they start at its offset and follow every change.
    */
   readonly workerClock?: MovableClock;
+  /**
+   * Deliver the change feed (`Entity Changed` / `Entity Tombstoned` on the bus) from the Items
+   * table's stream, as the stack's pipes do; the table needs its stream (bootstrap `changeFeed`).
+   * Absent: off.
+   */
+  readonly changeFeed?: { readonly includeData: boolean };
 }
 
 /**
@@ -100,6 +107,17 @@ export class LocalRuntime {
         batchSize: 5,
       }),
     );
+    if (this.options.changeFeed)
+      this.loops.push(
+        pollChangeFeed({
+          clients,
+          itemsTable: deps.items.tableName,
+          eventBus: deps.events.busName,
+          includeData: this.options.changeFeed.includeData,
+          logger: deps.logger,
+          signal,
+        }).catch((error: unknown) => deps.logger.error('change feed stopped', { error: String(error) })),
+      );
     for (let i = 0; i < (this.options.processWorkers ?? 0); i++) this.spawnWorker();
     this.every(this.options.reaperIntervalMs ?? 60_000, () => this.reapNow());
     this.every(this.options.scheduleIntervalMs ?? 1_000, () => this.firer.tick());

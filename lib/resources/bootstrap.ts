@@ -3,6 +3,7 @@ import {
   type CreateTableCommandInput,
   DescribeTableCommand,
   ResourceInUseException,
+  UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, ResourceAlreadyExistsException } from '@aws-sdk/client-eventbridge';
 import { ConflictException, CreateScheduleGroupCommand } from '@aws-sdk/client-scheduler';
@@ -25,9 +26,17 @@ export interface ResolvedResources {
 export interface BootstrapOptions {
   /** Override queue attributes, e.g. a short visibility timeout in a redrive test. */
   readonly queue?: Partial<QueueDefinition>;
+  /**
+   * Turn on the Items table's stream (new images), which the change feed reads: the local twin of
+   * the stack's `changeFeed` setting. Default off.
+   */
+  readonly changeFeed?: boolean;
 }
 
-/** Builds the CreateTable input of a table definition (on-demand billing, all GSIs projecting ALL). */
+/** The stream the change feed reads: new images only (the feed never needs the old one). */
+export const ITEMS_STREAM = { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' } as const;
+
+/** Builds the CreateTable input of a table definition (on-demand billing, GSIs projecting as declared). */
 export function createTableInput(name: string, def: TableDefinition): CreateTableCommandInput {
   const keys = [def.partitionKey, def.sortKey, ...def.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
   const attributes = new Map<string, string>();
@@ -51,18 +60,33 @@ export function createTableInput(name: string, def: TableDefinition): CreateTabl
               { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
               ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
             ],
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: index.projection ?? 'ALL' },
           })),
         }
       : {}),
   };
 }
 
-async function ensureTable(clients: AwsClients, name: string, def: TableDefinition): Promise<void> {
+async function ensureTable(
+  clients: AwsClients,
+  name: string,
+  def: TableDefinition,
+  stream: boolean,
+): Promise<void> {
   try {
-    await clients.dynamo.send(new CreateTableCommand(createTableInput(name, def)));
+    await clients.dynamo.send(
+      new CreateTableCommand({
+        ...createTableInput(name, def),
+        ...(stream ? { StreamSpecification: ITEMS_STREAM } : {}),
+      }),
+    );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+    const { Table } = await clients.dynamo.send(new DescribeTableCommand({ TableName: name }));
+    if (stream && !Table?.StreamSpecification?.StreamEnabled)
+      await clients.dynamo.send(
+        new UpdateTableCommand({ TableName: name, StreamSpecification: ITEMS_STREAM }),
+      );
   }
   // Emulators create tables synchronously; real DynamoDB needs a moment.
   for (let i = 0; i < 60; i++) {
@@ -93,7 +117,11 @@ export async function bootstrapResources(
   options: BootstrapOptions = {},
 ): Promise<ResolvedResources> {
   const queue = { ...PAGE_QUEUE, ...options.queue };
-  await Promise.all(tablesWithNames(names).map(({ name, def }) => ensureTable(clients, name, def)));
+  await Promise.all(
+    tablesWithNames(names).map(({ name, def }) =>
+      ensureTable(clients, name, def, options.changeFeed === true && def.nameKey === 'itemsTable'),
+    ),
+  );
 
   const dlq = await clients.sqs.send(
     new CreateQueueCommand({

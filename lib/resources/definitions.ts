@@ -21,6 +21,11 @@ export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
+  /**
+   * What the index copies of each item. `ALL` (default) answers a query from the index alone;
+   * `KEYS_ONLY` costs an index write only when a key attribute changes, not on every write.
+   */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 export interface TableDefinition {
@@ -44,6 +49,8 @@ export const INDEX = {
   activeRuns: 'activeRuns',
   /** Dead letters whose last failure happened in a given run. */
   deadLettersByRun: 'byRun',
+  /** A source's items by the time they last changed or were tombstoned: the change feed (docs/items.md). */
+  itemsByChange: 'byChange',
 } as const;
 
 /**
@@ -112,7 +119,16 @@ export const TABLES = {
     nameKey: 'itemsTable',
     partitionKey: { name: 'sourceId', type: 'S' },
     sortKey: { name: 'entityId', type: 'S' },
-    indexes: [],
+    indexes: [
+      {
+        indexName: INDEX.itemsByChange,
+        partitionKey: { name: 'sourceId', type: 'S' },
+        sortKey: { name: 'changedAt', type: 'N' },
+        // Keys only: `changedAt` moves only when the entity changes, so a re-read that rewrites
+        // an unchanged entity (bookkeeping attributes) never writes the index.
+        projection: 'KEYS_ONLY',
+      },
+    ],
   },
   /**
    * One record per credential (connector + origin + secret reference, hashed): its rate budget

@@ -7,6 +7,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
 import { isConditionFailure } from './errors.js';
@@ -92,7 +93,8 @@ function excerptOf(payload: unknown): string | null {
   if (payload === undefined) return null;
   let text: string;
   try {
-    text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    // Lossless, so a record's 64-bit id reads in the excerpt as the source sent it.
+    text = typeof payload === 'string' ? payload : stringifyJson(payload);
   } catch {
     text = String(payload);
   }

@@ -59,6 +59,11 @@ export class SourceNotFoundError extends StoreError {
   override readonly name = 'SourceNotFoundError';
 }
 
+/** No stored entity with that id in the source. */
+export class ItemNotFoundError extends StoreError {
+  override readonly name = 'ItemNotFoundError';
+}
+
 /** The source already has an active run; `activeRunId` names it (the API answers 409 with it). */
 export class SourceBusyError extends StoreError {
   override readonly name = 'SourceBusyError';
@@ -88,4 +93,14 @@ export function transactionReasons(error: unknown): (string | undefined)[] | und
   // Some emulators only put the reasons in the message: "... [ConditionalCheckFailed, None]".
   const match = /\[([^\]]*)\]/.exec(error.message);
   return match?.[1]?.split(',').map((code) => code.trim());
+}
+
+/**
+ * DynamoDB's reason for refusing an item's values (`ValidationException`: a number out of range,
+ * nesting too deep, an item over 400 KB), or null for any other error. The item writes use fixed
+ * expressions, so such a refusal is about the entity, never about the request's shape.
+ */
+export function valueRefusal(error: unknown): string | null {
+  if (!(error instanceof Error) || error.name !== 'ValidationException') return null;
+  return `DynamoDB refused the record: ${error.message}`;
 }

@@ -9,8 +9,11 @@ import {
 import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { isConditionFailure } from './errors.js';
+import { stableHash } from '../run/hash.js';
+import { isConditionFailure, valueRefusal } from './errors.js';
+import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { queryAll } from './paging.js';
+import { unstorableReason } from './storable.js';
 
 /** A stored entity. */
 export interface StoredItem {
@@ -22,8 +25,26 @@ export interface StoredItem {
   readonly syncedAt: number;
   readonly lastSeenRunId?: string;
   readonly tombstonedAt?: number;
+  /** The reconciliation run that confirmed the entity gone. */
+  readonly tombstonedBy?: string;
   /** {@link writerKey} of the worker that wrote this version. */
   readonly writer?: string;
+  /**
+   * When the entity last changed (stored for the first time, new content) or was tombstoned, epoch
+   * ms, stamped at the write: the sort key of the change-feed index. Absent on rows no write has
+   * changed since the attribute was introduced.
+   */
+  readonly changedAt?: number;
+  /** The run whose write set {@link changedAt}. */
+  readonly changedBy?: string;
+  /** Hash of the version and the canonical data: tells a changed re-read from an unchanged one. */
+  readonly contentHash?: string;
+  /** What the latest write did; the change feed publishes only `changed` and `tombstoned`. */
+  readonly lastWrite?: LastWrite;
+  /** The run that first stored the entity. */
+  readonly firstRunId?: string;
+  /** Where the stored version came from. */
+  readonly provenance?: ItemProvenance;
 }
 
 /**
@@ -37,8 +58,15 @@ export function writerKey(runId: string, epoch: number): string {
 
 /** Result of loading one entity. */
 export type LoadResult =
-  | { readonly entityId: string; readonly status: 'written' | 'kept_newer' }
-  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number };
+  | {
+      readonly entityId: string;
+      readonly status: 'written' | 'kept_newer';
+      /** Written with new content (first store, newer version, or new content at an equal version). */
+      readonly changed?: boolean;
+    }
+  | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number }
+  /** DynamoDB cannot hold a value of the entity (see `storable.ts`); `reason` says which and why. */
+  | { readonly entityId: string; readonly status: 'unstorable'; readonly reason: string };
 
 /** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
 export const LOAD_CONCURRENCY = 16;
@@ -53,6 +81,8 @@ export class ItemStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
+    /** Stamps `changedAt` at each write (not once per page), so the stamp trails the write by one request. */
+    private readonly clock: () => number = Date.now,
   ) {}
 
   /**
@@ -70,7 +100,16 @@ export class ItemStore {
    * Every write is an UpdateItem on named attributes, never a whole-item put, so no write erases
    * attributes it does not own (the tombstone). Items over the size budget are not written.
    */
-  async load(sourceId: string, entity: Entity, runId: string, now: number, epoch = 0): Promise<LoadResult> {
+  async load(
+    sourceId: string,
+    entity: Entity,
+    runId: string,
+    now: number,
+    epoch = 0,
+    provenance?: ItemProvenance,
+  ): Promise<LoadResult> {
+    const unstorable = unstorableReason(entity.data);
+    if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
     const fields = {
       version: entity.version,
       data: entity.data,
@@ -78,15 +117,25 @@ export class ItemStore {
       syncedAt: now,
       lastSeenRunId: runId,
       writer: writerKey(runId, epoch),
+      contentHash: contentHashOf(entity),
+      ...(provenance ? { provenance } : {}),
     };
     const bytes = approximateItemBytes({ sourceId, entityId: entity.id, ...fields });
     if (bytes > RELIABILITY.maxItemBytes) return { entityId: entity.id, status: 'too_large', bytes };
-    const names = Object.fromEntries(Object.keys(fields).map((k) => [`#${k}`, k]));
-    const values = Object.fromEntries(Object.entries(fields).map(([k, v]) => [`:${k}`, v]));
+    const names: Record<string, string> = Object.fromEntries(Object.keys(fields).map((k) => [`#${k}`, k]));
+    const values: Record<string, unknown> = Object.fromEntries(
+      Object.entries(fields).map(([k, v]) => [`:${k}`, v]),
+    );
     const set = `SET ${Object.keys(fields)
       .map((k) => `#${k} = :${k}`)
       .join(', ')}`;
-    const write = async (update: string, condition: string): Promise<boolean> => {
+    // Provenance rides on the write: the first run, the change stamp and what the write did are
+    // attributes of the same UpdateItem, never a second request.
+    const change = (lastWrite: LastWrite, changed: boolean): string =>
+      changed
+        ? `, lastWrite = :${lastWrite}, changedAt = :changedAt, changedBy = :runId, firstRunId = if_not_exists(firstRunId, :runId)`
+        : `, lastWrite = :${lastWrite}`;
+    const write = async (update: string, condition: string, changed: boolean): Promise<boolean> => {
       try {
         await this.doc.send(
           new UpdateCommand({
@@ -95,7 +144,13 @@ export class ItemStore {
             UpdateExpression: update,
             ConditionExpression: condition,
             ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
+            ExpressionAttributeValues: {
+              ...values,
+              ...(changed
+                ? { ':changedAt': this.clock(), ':runId': runId, ':changed': LAST_WRITE.changed }
+                : {}),
+              ...(changed ? {} : { ':unchanged': LAST_WRITE.unchanged }),
+            },
           }),
         );
         return true;
@@ -104,28 +159,57 @@ export class ItemStore {
         throw error;
       }
     };
+    const written = (changed: boolean): LoadResult => ({ entityId: entity.id, status: 'written', changed });
     if (
       await write(
-        `${set} REMOVE tombstonedAt, tombstonedBy`,
+        `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
         'attribute_not_exists(entityId) OR #version < :version',
+        true,
       )
     )
-      return { entityId: entity.id, status: 'written' };
+      return written(true);
     const equal = '#version = :version AND (attribute_not_exists(#writer) OR #writer <= :writer)';
-    if (await write(set, equal)) return { entityId: entity.id, status: 'written' };
+    // An equal version is usually the same content read again (a re-read, a retried page): it
+    // refreshes the bookkeeping and leaves the change stamp alone. New content under the same
+    // version (a source with 1 s versions) is a change.
+    if (await write(`${set}${change('unchanged', false)}`, `${equal} AND #contentHash = :contentHash`, false))
+      return written(false);
+    if (
+      await write(
+        `${set}${change('changed', true)}`,
+        `${equal} AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
+        true,
+      )
+    )
+      return written(true);
     return { entityId: entity.id, status: 'kept_newer' };
   }
 
-  /** Loads a page of entities with bounded parallelism; any storage error rejects (the page is retried whole). */
+  /**
+   * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
+   * limit `storable.ts` does not foresee) makes that entity `unstorable`; any other storage error
+   * rejects (the page is retried whole).
+   */
   async loadAll(
     sourceId: string,
     entities: readonly Entity[],
     runId: string,
     now: number,
     epoch = 0,
+    provenance?: ItemProvenance,
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
-    return Promise.all(entities.map((entity) => limit(() => this.load(sourceId, entity, runId, now, epoch))));
+    return Promise.all(
+      entities.map((entity) =>
+        limit(() =>
+          this.load(sourceId, entity, runId, now, epoch, provenance).catch((error: unknown): LoadResult => {
+            const refusal = valueRefusal(error);
+            if (refusal === null) throw error;
+            return { entityId: entity.id, status: 'unstorable', reason: refusal };
+          }),
+        ),
+      ),
+    );
   }
 
   /**
@@ -139,9 +223,9 @@ export class ItemStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { sourceId, entityId },
-          UpdateExpression: 'SET lastSeenRunId = :runId',
+          UpdateExpression: 'SET lastSeenRunId = :runId, lastWrite = :seen',
           ConditionExpression: 'attribute_exists(entityId)',
-          ExpressionAttributeValues: { ':runId': runId },
+          ExpressionAttributeValues: { ':runId': runId, ':seen': LAST_WRITE.seen },
         }),
       );
     } catch (error) {
@@ -163,10 +247,10 @@ export class ItemStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: { sourceId, entityId: item.entityId },
-            UpdateExpression: 'SET tombstonedAt = :now, tombstonedBy = :runId',
+            UpdateExpression: TOMBSTONE_UPDATE,
             ConditionExpression:
               'attribute_exists(entityId) AND (attribute_not_exists(lastSeenRunId) OR lastSeenRunId <> :runId) AND attribute_not_exists(tombstonedAt)',
-            ExpressionAttributeValues: { ':now': now, ':runId': runId },
+            ExpressionAttributeValues: this.tombstoneValues(now, runId),
           }),
         );
         tombstoned.push(item.entityId);
@@ -270,10 +354,10 @@ export class ItemStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { sourceId, entityId },
-          UpdateExpression: 'SET tombstonedAt = :now, tombstonedBy = :runId',
+          UpdateExpression: TOMBSTONE_UPDATE,
           ConditionExpression:
             'attribute_exists(entityId) AND (attribute_not_exists(lastSeenRunId) OR lastSeenRunId <> :runId) AND attribute_not_exists(tombstonedAt)',
-          ExpressionAttributeValues: { ':now': now, ':runId': runId },
+          ExpressionAttributeValues: this.tombstoneValues(now, runId),
         }),
       );
       return true;
@@ -282,4 +366,17 @@ export class ItemStore {
       throw error;
     }
   }
+
+  /** A tombstone is a change: it moves the change stamp, so the change feed reports it. */
+  private tombstoneValues(now: number, runId: string): Record<string, unknown> {
+    return { ':now': now, ':runId': runId, ':changedAt': this.clock(), ':tombstoned': LAST_WRITE.tombstoned };
+  }
+}
+
+const TOMBSTONE_UPDATE =
+  'SET tombstonedAt = :now, tombstonedBy = :runId, changedAt = :changedAt, changedBy = :runId, lastWrite = :tombstoned';
+
+/** The content hash of an entity: version and canonical data (key order never matters). */
+export function contentHashOf(entity: Pick<Entity, 'version' | 'data'>): string {
+  return stableHash({ version: entity.version, data: entity.data });
 }

@@ -59,6 +59,28 @@ describe('the watermark belongs to the stream', () => {
   });
 });
 
+describe('a source’s own lookback', () => {
+  it('an incremental run asks since = watermark − the source’s lookback, and a changed lookback keeps the watermark', async () => {
+    const source = await fake(60, '2025-06-01T00:00:00.000Z');
+    const sourceId = `wm-${counter}`;
+    await putSource(engine.deps, sourceId, 'github-issues', github(source));
+    await runToEnd(sourceId, 'incremental');
+    const watermark = (await engine.deps.sources.require(sourceId)).watermark!;
+
+    // Rows committed by long transactions appear up to ten minutes after their timestamp.
+    await putSource(engine.deps, sourceId, 'github-issues', {
+      ...github(source),
+      watermarkLookbackSeconds: 600,
+    });
+    const run = await runToEnd(sourceId, 'incremental');
+
+    expect(run.params.watermark).toBe(watermark);
+    expect(run.params.since).toBe(new Date(Date.parse(watermark) - 600_000).toISOString());
+    // The fake's entities are a second apart: all 60 lie within the ten minutes.
+    expect(run.progress.processed).toBe(60);
+  });
+});
+
 async function startAndCrash(sourceId: string, point: StepPoint, page: number): Promise<SyncRun> {
   hooks.arm({ point, page });
   const crashed = hooks.nextCrash();

@@ -129,3 +129,32 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.PutSourceRequest.additionalProperties).toBe(false);
   });
 });
+
+describe('the items routes in the OpenAPI document', () => {
+  it.each([
+    ['/sources/{sourceId}/items', 'ItemPage'],
+    ['/sources/{sourceId}/items/{entityId}', 'Item'],
+    ['/sources/{sourceId}/items/{entityId}/explain', 'ItemExplanation'],
+  ])('%s answers 200 (%s) and every problem status it may answer', (path, schema) => {
+    const op = doc.paths[path]?.get;
+    expect(Object.keys(op.responses).sort()).toEqual([
+      '200',
+      '400',
+      '403',
+      '404',
+      '405',
+      '413',
+      '415',
+      '500',
+    ]);
+    expect(op.responses['200'].content['application/json'].schema.$ref).toBe(
+      `#/components/schemas/${schema}`,
+    );
+    expect(op.responses['404'].content['application/problem+json']).toBeDefined();
+  });
+
+  it('documents the change-feed parameters of the listing', () => {
+    const names = doc.paths['/sources/{sourceId}/items'].get.parameters.map((p: Json) => p.name).sort();
+    expect(names).toEqual(['changedSince', 'cursor', 'includeTombstoned', 'limit', 'sourceId']);
+  });
+});

@@ -5,7 +5,7 @@ import {
   gitlabIssuesConnector as gitlab,
   gitlabIssuesConfigSchema,
 } from '../../lib/connectors/gitlab-issues/index.js';
-import { decodePosition } from '../../lib/connectors/keyset.js';
+import { decodePosition, encodePosition } from '../../lib/connectors/keyset.js';
 import { InvalidConnectorConfigError, parseConnectorConfig } from '../../lib/connectors/registry.js';
 import { SourceHttpError } from '../../lib/retry/errors.js';
 
@@ -116,7 +116,18 @@ describe('gitlab-issues fetchPage', () => {
     const follow = new URL(decodePosition(result.nextCursor, null).follow!);
     expect(follow.searchParams.get('page')).toBe('2');
     expect(follow.origin).toBe('https://gitlab.example.com');
-    expect(result.watermarkCeiling).toBe('2024-05-01T10:00:00.123Z');
+    // Not capped while the group is read: it is checked once the listing moves past it.
+    expect(result.watermarkCeiling).toBeNull();
+  });
+
+  it('asks updated_after in whole seconds, skipping what that lists before the key', async () => {
+    const before = { ...issue(1), updated_at: '2024-05-01T10:00:00.050Z' };
+    const after = { ...issue(2), updated_at: '2024-05-01T10:00:00.500Z' };
+    const { ctx, calls } = context(() => page([before, after], { 'x-page': '1', 'x-per-page': '2' }));
+    const cursor = encodePosition({ at: '2024-05-01T10:00:00.123Z', ids: [] });
+    const result = await gitlab.fetchPage(config({ perPage: 2 }), cursor, ctx);
+    expect(new URL(calls[0]!.url).searchParams.get('updated_after')).toBe('2024-05-01T10:00:00.000Z');
+    expect(result.items).toEqual([after]);
   });
 });
 

@@ -190,6 +190,44 @@ describe('planByCount', () => {
     expect(plan.requests).toBe(requests());
   });
 
+  it('cuts windows at whole seconds for a source whose since reads whole seconds, asking only such times', async () => {
+    // A thousand entities 7.3 s apart starting at .250: bisection over ms would stop mid-second.
+    const times = Array.from({ length: 1_000 }, (_, i) => 250 + i * 7_300);
+    const { reader } = counting(times);
+    const asked: string[] = [];
+    const plan = await planByCount(
+      async (since) => {
+        if (since !== null) asked.push(since);
+        return reader(since);
+      },
+      null,
+      { maxWindows: 4, minEntitiesPerWindow: 10 },
+      { now: BASE + 8_000_000, precision: 's' },
+    );
+    expect(plan.boundaries).toHaveLength(3);
+    for (const time of [...plan.boundaries, ...asked]) expect(time).toMatch(/:\d\d\.000Z$/);
+    // Two-sided: at millisecond precision the same listing is cut mid-second.
+    const fine = await planByCount(
+      reader,
+      null,
+      { maxWindows: 4, minEntitiesPerWindow: 10 },
+      { now: BASE + 8_000_000 },
+    );
+    expect(fine.boundaries.some((b) => !b.endsWith('.000Z'))).toBe(true);
+  });
+
+  it('cuts positional quantiles to whole seconds for such a source', async () => {
+    const times = Array.from({ length: 400 }, (_, i) => 250 + i * 1_300);
+    const { reader } = positional(times);
+    const plan = await planByPosition(
+      reader,
+      { maxWindows: 4, minEntitiesPerWindow: 10 },
+      { precision: 's' },
+    );
+    expect(plan.boundaries).toHaveLength(3);
+    for (const b of plan.boundaries) expect(b).toMatch(/\.000Z$/);
+  });
+
   it('plans no windows when the source gives no count or the listing is small', async () => {
     const noCount: CountReader = async () => ({ total: null, first: { ok: true, id: 'a', at: iso(BASE) } });
     expect(

@@ -62,23 +62,86 @@ describe('advance', () => {
     expect(step.deliver).toEqual([true]);
   });
 
-  it('ends when the source says the listing ended, when a page is empty, or shorter than a page it served before', () => {
+  it('ends when the source says the listing ended, and only then', () => {
     expect(advance({ at: T1, ids: [] }, [key('a', T2)], null).next).toBeNull();
-    expect(advance({ at: T1, ids: [] }, [], 'next').next).toBeNull();
-    expect(advance({ at: T1, ids: [], full: 3 }, [key('a', T2), key('b', T3)], 'next').next).toBeNull();
-    // Two-sided: a page as long as the longest seen goes on.
-    expect(advance({ at: T1, ids: [], full: 2 }, [key('a', T2), key('b', T3)], 'next').next).not.toBeNull();
+    expect(advance({ at: T1, ids: [] }, [], null).next).toBeNull();
+    // Two-sided: a page, however short, with the source's continuation goes on.
+    expect(advance({ at: T1, ids: [], full: 3 }, [key('a', T2)], 'next').next).not.toBeNull();
   });
 
-  it('follows the source’s continuation through a tie group larger than a page, with a watermark ceiling', () => {
+  it('goes on after a short page when the source says more follows (rows dropped after its limit)', () => {
+    // A page of 2 after pages of 3: the source cut the page to its limit, then dropped a row the
+    // caller may not see, and still hands out a next cursor.
+    const step = advance({ at: T1, ids: ['a'], full: 3 }, [key('a', T1), key('b', T2)], 'cursor-2');
+    expect(step.deliver).toEqual([false, true]);
+    expect(step.next).toEqual({ at: T2, ids: ['b'], full: 3 });
+  });
+
+  it('follows the source’s continuation across an empty page, keeping its key', () => {
+    const step = advance({ at: T1, ids: ['a'], full: 3 }, [], 'cursor-2');
+    expect(step.next).toMatchObject({ at: T1, follow: 'cursor-2' });
+    const after = advance(step.next!, [key('b', T2)], null);
+    expect(after.deliver).toEqual([true]);
+    // The stretch read by position is listed once more before the stream ends.
+    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: null, resume: null } });
+    const again = advance(after.next!, [], 'cursor-2');
+    expect(advance(again.next!, [key('b', T2)], null)).toEqual({
+      deliver: [false],
+      next: null,
+      ceiling: null,
+    });
+  });
+
+  it('without a continuation of the source’s own, ends on an empty page, and on a short page only after re-listing from its last key once', () => {
+    const guessed = { guessed: true };
+    expect(advance({ at: T1, ids: [], full: 3 }, [], '2', guessed).next).toBeNull();
+    const short = advance({ at: T1, ids: [], full: 3 }, [key('a', T2)], '2', guessed);
+    expect(short.next).toEqual({ at: T2, ids: ['a'], full: 3, recheck: true });
+    // The re-listing finds more: the short page was not the end, reading goes on.
+    const more = advance(short.next!, [key('a', T2), key('b', T3), key('c', T3)], '2', guessed);
+    expect(more.deliver).toEqual([false, true, true]);
+    expect(more.next).toEqual({ at: T3, ids: ['b', 'c'], full: 3 });
+    // The re-listing finds nothing new: the stream ended.
+    expect(advance(short.next!, [key('a', T2)], '2', guessed).next).toBeNull();
+    // A full page goes on without a re-listing.
+    expect(advance({ at: T1, ids: [], full: 1 }, [key('a', T2)], '2', guessed).next).toEqual({
+      at: T2,
+      ids: ['a'],
+      full: 1,
+    });
+  });
+
+  it('follows the source’s continuation through a tie group larger than a page, then lists it again: read whole, the watermark moves on', () => {
     const step = advance({ at: T1, ids: ['a'] }, [key('a', T1), key('b', T1)], 'page-2');
     expect(step.deliver).toEqual([false, true]);
-    expect(step.next).toMatchObject({ at: T1, follow: 'page-2', ceiling: T1 });
-    expect(step.ceiling).toBe(T1);
-    // Out of the tie: back to keys, the ceiling kept for the rest of the run.
+    expect(step.next).toMatchObject({ at: T1, follow: 'page-2' });
+    expect(step.ceiling).toBeNull();
+    // Out of the tie: the group is listed again from its key, delivering nothing.
     const after = advance(step.next!, [key('c', T1), key('d', T2)], 'page-3');
-    expect(after.next).toEqual({ at: T2, ids: ['d'], ceiling: T1, full: 2 });
-    expect(after.ceiling).toBe(T1);
+    expect(after.deliver).toEqual([true, true]);
+    const resume = { at: T2, ids: ['d'], full: 2 };
+    expect(after.next).toMatchObject({ at: T1, ids: [], check: { end: T2, resume } });
+    const first = advance(after.next!, [key('a', T1), key('b', T1)], 'page-2');
+    expect(first.deliver).toEqual([false, false]);
+    expect(first.next).toMatchObject({ at: T1, follow: 'page-2', check: { end: T2 } });
+    // The same group both times: back to keys, no ceiling.
+    expect(advance(first.next!, [key('c', T1), key('d', T2)], 'page-3')).toEqual({
+      deliver: [false, false],
+      next: resume,
+      ceiling: null,
+    });
+  });
+
+  it('holds the watermark at a tie group read by position when its second listing differs (a member left meanwhile)', () => {
+    const step = advance({ at: T1, ids: [] }, [key('a', T1), key('b', T1)], 'page-2');
+    const after = advance(step.next!, [key('c', T1), key('d', T2)], 'page-3');
+    // `a` was edited away meanwhile: the group the second listing serves is not the one read.
+    const again = advance(after.next!, [key('b', T1), key('c', T1)], 'page-2');
+    const done = advance(again.next!, [key('d', T2), key('a', T3)], 'page-3');
+    expect(done.next).toEqual({ at: T2, ids: ['d'], full: 2, ceiling: T1 });
+    expect(done.ceiling).toBe(T1);
+    // Kept for the rest of the run.
+    expect(advance(done.next!, [key('d', T2), key('e', T3)], 'next').ceiling).toBe(T1);
   });
 
   it('skips invalid records listed again after the last key (already dead-lettered)', () => {
@@ -108,12 +171,14 @@ describe('advance', () => {
     expect(step.next).toBeNull();
   });
 
-  it('keeps the window bound while following a tie group by position', () => {
+  it('keeps the window bound while following a tie group by position, and while checking it', () => {
     const step = advance({ at: T1, ids: ['a'], until: T3 }, [key('a', T1), key('b', T1)], 'page-2');
     expect(step.next).toMatchObject({ at: T1, follow: 'page-2', until: T3 });
     const out = advance(step.next!, [key('c', T1), key('d', T3)], 'page-3');
     expect(out.deliver).toEqual([true, false]);
-    expect(out.next).toBeNull();
+    expect(out.next).toMatchObject({ at: T1, until: T3, check: { end: T3, resume: null } });
+    const again = advance(out.next!, [key('a', T1), key('b', T1)], 'page-2');
+    expect(advance(again.next!, [key('c', T1), key('d', T3)], 'page-3').next).toBeNull();
   });
 
   it('delivers invalid records listed before the record that ends the window, not those after it', () => {

@@ -68,7 +68,7 @@ describe('DynamoDB tables', () => {
                   { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
                   ...('sortKey' in index ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' }] : []),
                 ],
-                Projection: { ProjectionType: 'ALL' },
+                Projection: { ProjectionType: 'projection' in index ? index.projection : 'ALL' },
               })),
       },
     });
@@ -481,13 +481,14 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   };
   const sorted = (actions: string[]) => [...new Set(actions)].sort();
 
-  it('the API: runs, sources and dead letters, no items; schedules; source secrets (sources test)', () => {
+  it('the API: runs, sources and dead letters, items read only; schedules; source secrets (sources test)', () => {
     expect(grantsOf(stack.adminApi.handler.role)).toEqual({
       ownLogs: LOGS,
       '*': sorted([...XRAY, 'scheduler:ListSchedules']),
       syncRuns: sorted(WRITE),
       sources: sorted(WRITE),
       deadLetters: sorted(WRITE),
+      items: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
       pageQueue: sorted(SEND),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { buildOpenApiDocument } from '../openapi.js';
 import { defineRoute, type Route } from '../route.js';
 import { deadLetterRoutes } from './dead-letters.js';
+import { itemRoutes } from './items.js';
 import { runRoutes } from './runs.js';
 import { secretBindingRoutes } from './secret-bindings.js';
 import { sourceRoutes } from './sources.js';
@@ -33,5 +34,6 @@ export const API_ROUTES: readonly Route[] = [
   ...secretBindingRoutes,
   ...runRoutes,
   ...deadLetterRoutes,
+  ...itemRoutes,
   openApiRoute,
 ];

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
+import { watermarkLookbackSeconds } from '../source-timing.js';
 
 // GitHub's own rules: owners are alphanumerics and single hyphens, repositories add `.` and `_`.
 // Checked here so a typo fails at configuration time, not as a 404 in the middle of a run.
@@ -41,7 +43,16 @@ export const githubIssuesConfigSchema = z.strictObject({
    * stored nor counted as failures.
    */
   includePullRequests: z.boolean().default(true),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
+  /** What the source may send (see `../limits.ts`): body bytes, records a page, next-URL length. */
+  limits: sourceLimitsSchema.optional(),
 });
 
 /** The parsed config, defaults applied. */
 export type GithubIssuesConfig = z.output<typeof githubIssuesConfigSchema>;
+
+/** The limits in force for a source (records a page: 4 × `perPage` unless configured). */
+export function limitsOf(config: GithubIssuesConfig): SourceLimits {
+  return resolveLimits(config.limits, config.perPage);
+}

@@ -10,10 +10,13 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { type LinkRelations, parseLinkHeader } from '../link-header.js';
+import { atPrecision, lookbackMs } from '../source-timing.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitHub } from './classify.js';
-import { type GithubIssuesConfig, githubIssuesConfigSchema } from './config.js';
+import { type GithubIssuesConfig, githubIssuesConfigSchema, limitsOf } from './config.js';
+import { ensureAskedIssue } from './identity.js';
 import { isPullRequest, normalizeIssue } from './normalize.js';
 
 export type { GithubIssuesConfig } from './config.js';
@@ -39,7 +42,14 @@ const manifest: ConnectorManifest = {
   entityType: 'issue',
   orderedByModifiedTime: true,
   cursorComputableWithoutResponse: false,
+  // GitHub's `since` and its times are whole seconds.
+  sincePrecision: 's',
 };
+
+function timing(config: GithubIssuesConfig): Partial<ConnectorManifest> {
+  const lookback = lookbackMs(config);
+  return lookback === undefined ? {} : { watermarkLookbackMs: lookback };
+}
 
 const USER_AGENT = 'harvester-github-issues/0.1';
 
@@ -59,7 +69,12 @@ function getJson(config: GithubIssuesConfig, url: string, ctx: ConnectorContext)
     ctx,
     config.tokenRef,
     (error) => classifyGitHub(error, Date.now()),
-    (token) => fetchJson(ctx.fetch, url, { headers: requestHeaders(token), signal: ctx.signal }),
+    (token) =>
+      fetchJson(ctx.fetch, url, {
+        headers: requestHeaders(token),
+        signal: ctx.signal,
+        maxBodyBytes: limitsOf(config).bodyBytes,
+      }),
   );
 }
 
@@ -105,10 +120,11 @@ function estimateRemaining(
   return (last - current) * served + served - skipped;
 }
 
-function issuesOf(response: JsonResponse, url: string): unknown[] {
+function issuesOf(config: GithubIssuesConfig, response: JsonResponse, url: string): unknown[] {
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
+  checkRecordCount(response.body.length, limitsOf(config), url);
   return response.body;
 }
 
@@ -120,17 +136,20 @@ async function fetchPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
-      ? firstPageUrl(config, position.at)
+      ? firstPageUrl(config, position.at === null ? null : atPrecision(position.at, 's'))
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  const listed = issuesOf(response, url);
+  const listed = issuesOf(config, response, url);
   const links = parseLinkHeader(response.headers.link, response.url);
   const sourceNext =
-    links.next === undefined ? null : sameOriginUrl(links.next, config.baseUrl, response.url);
+    links.next === undefined
+      ? null
+      : sameOriginUrl(checkNextUrl(links.next, limitsOf(config), url), config.baseUrl, response.url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeIssue(raw))),
     sourceNext,
+    { precision: 's' },
   );
   const delivered = listed.filter((_, index) => step.deliver[index]);
   const items = config.includePullRequests ? delivered : delivered.filter((raw) => !isPullRequest(raw));
@@ -153,31 +172,35 @@ function planWindows(
   request: WindowRequest,
   ctx: ConnectorContext,
 ): Promise<WindowPlan> {
-  return planByPosition(async (index) => {
-    const url = new URL(firstPageUrl(config, ctx.since));
-    url.searchParams.set('per_page', '1');
-    url.searchParams.set('page', String(index + 1));
-    const response = await getJson(config, url.href, ctx);
-    const listed = issuesOf(response, url.href);
-    const links = parseLinkHeader(response.headers.link, response.url);
-    // No `rel="last"` on the last page: then the count is this position plus what it holds.
-    const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);
-    return { key: listed.length === 0 ? null : listedKey(normalizeIssue(listed[0])), total };
-  }, request);
+  return planByPosition(
+    async (index) => {
+      const url = new URL(firstPageUrl(config, ctx.since));
+      url.searchParams.set('per_page', '1');
+      url.searchParams.set('page', String(index + 1));
+      const response = await getJson(config, url.href, ctx);
+      const listed = issuesOf(config, response, url.href);
+      const links = parseLinkHeader(response.headers.link, response.url);
+      // No `rel="last"` on the last page: then the count is this position plus what it holds.
+      const total = pageNumber(links.last) ?? (links.next === undefined ? index + listed.length : null);
+      return { key: listed.length === 0 ? null : listedKey(normalizeIssue(listed[0])), total };
+    },
+    request,
+    { precision: 's' },
+  );
 }
 
 async function fetchItem(config: GithubIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
   if (!/^[1-9]\d*$/.test(id)) throw new ItemValidationError(`\`${id}\` is not a GitHub issue number`);
   const url = `${repoPath(config)}/issues/${id}`;
   const response = await getJson(config, url, ctx);
-  return response.body;
+  return ensureAskedIssue(config, id, response.body);
 }
 
 /** The `github-issues` connector (see the module documentation and {@link githubIssuesConfigSchema}). */
 export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
   manifest,
   configSchema: githubIssuesConfigSchema,
-  manifestFor: () => manifest,
+  manifestFor: (config) => ({ ...manifest, ...timing(config) }),
   streamIdentity: (config) => ({
     baseUrl: config.baseUrl,
     owner: config.owner.toLowerCase(),

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
+import { watermarkLookbackSeconds } from '../source-timing.js';
 
 // A numeric project id, or a full path `group/subgroup/project` (letters, digits, `_`, `-`, `.`).
 const PROJECT = /^(\d+|[A-Za-z0-9_.][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.][A-Za-z0-9_.-]*)+)$/;
@@ -36,7 +38,16 @@ export const gitlabIssuesConfigSchema = z.strictObject({
   authHeader: z.enum(['private-token', 'bearer']).default('private-token'),
   /** Issues per page, 1–100 (GitLab's maximum). Default 100. */
   perPage: z.number().int('must be a whole number').min(1).max(100).default(100),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
+  /** What the source may send (see `../limits.ts`): body bytes, records a page, next-URL length. */
+  limits: sourceLimitsSchema.optional(),
 });
 
 /** The parsed config, defaults applied. */
 export type GitlabIssuesConfig = z.output<typeof gitlabIssuesConfigSchema>;
+
+/** The limits in force for a source (records a page: 4 × `perPage` unless configured). */
+export function limitsOf(config: GitlabIssuesConfig): SourceLimits {
+  return resolveLimits(config.limits, config.perPage);
+}

@@ -11,10 +11,13 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse, sameOriginUrl } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkNextUrl, checkRecordCount } from '../limits.js';
 import { parseLinkHeader } from '../link-header.js';
+import { atPrecision, lookbackMs } from '../source-timing.js';
 import { planByPosition, windowedRemaining } from '../windows.js';
 import { classifyGitLab } from './classify.js';
-import { type GitlabIssuesConfig, gitlabIssuesConfigSchema } from './config.js';
+import { type GitlabIssuesConfig, gitlabIssuesConfigSchema, limitsOf } from './config.js';
+import { ensureAskedIssue } from './identity.js';
 import { normalizeGitlabIssue } from './normalize.js';
 
 export type { GitlabIssuesConfig } from './config.js';
@@ -42,7 +45,14 @@ const manifest: ConnectorManifest = {
   entityType: 'issue',
   orderedByModifiedTime: true,
   cursorComputableWithoutResponse: false,
+  // GitLab keeps milliseconds in `updated_at`, but `updated_after` is safest asked in whole seconds.
+  sincePrecision: 's',
 };
+
+function timing(config: GitlabIssuesConfig): Partial<ConnectorManifest> {
+  const lookback = lookbackMs(config);
+  return lookback === undefined ? {} : { watermarkLookbackMs: lookback };
+}
 
 const USER_AGENT = 'harvester-gitlab-issues/0.1';
 
@@ -60,7 +70,12 @@ function getJson(config: GitlabIssuesConfig, url: string, ctx: ConnectorContext)
     ctx,
     config.tokenRef,
     (error) => classifyGitLab(error, Date.now()),
-    (token) => fetchJson(ctx.fetch, url, { headers: requestHeaders(config, token), signal: ctx.signal }),
+    (token) =>
+      fetchJson(ctx.fetch, url, {
+        headers: requestHeaders(config, token),
+        signal: ctx.signal,
+        maxBodyBytes: limitsOf(config).bodyBytes,
+      }),
   );
 }
 
@@ -101,7 +116,8 @@ function nextPageUrl(config: GitlabIssuesConfig, requested: string, response: Js
   }
   if (response.headers['x-next-page'] !== undefined) return null;
   const link = parseLinkHeader(response.headers.link, response.url).next;
-  return link === undefined ? null : sameOriginUrl(link, config.baseUrl, response.url);
+  if (link === undefined) return null;
+  return sameOriginUrl(checkNextUrl(link, limitsOf(config), requested), config.baseUrl, response.url);
 }
 
 /**
@@ -116,10 +132,11 @@ function estimateRemaining(headers: HeaderRecord, skipped: number): number | nul
   return Math.max(0, total - (page - 1) * perPage - skipped);
 }
 
-function issuesOf(response: JsonResponse, url: string): unknown[] {
+function issuesOf(config: GitlabIssuesConfig, response: JsonResponse, url: string): unknown[] {
   if (!Array.isArray(response.body)) {
     throw new SourceResponseError(`expected an array of issues from ${safeUrl(url)}`, url);
   }
+  checkRecordCount(response.body.length, limitsOf(config), url);
   return response.body;
 }
 
@@ -131,14 +148,15 @@ async function fetchPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const url =
     position.follow === undefined
-      ? listingUrl(config, position.at)
+      ? listingUrl(config, position.at === null ? null : atPrecision(position.at, 's'))
       : sameOriginUrl(position.follow, config.baseUrl);
   const response = await getJson(config, url, ctx);
-  const listed = issuesOf(response, url);
+  const listed = issuesOf(config, response, url);
   const step = advance(
     position,
     listed.map((raw) => listedKey(normalizeGitlabIssue(raw))),
     nextPageUrl(config, url, response),
+    { precision: 's' },
   );
   const items = listed.filter((_, index) => step.deliver[index]);
   return {
@@ -164,7 +182,7 @@ function planWindows(
     async (index) => {
       const url = listingUrl(config, ctx.since, index + 1, 1);
       const response = await getJson(config, url, ctx);
-      const listed = issuesOf(response, url);
+      const listed = issuesOf(config, response, url);
       const total = Number(response.headers['x-total']);
       return {
         key: listed.length === 0 ? null : listedKey(normalizeGitlabIssue(listed[0])),
@@ -172,21 +190,21 @@ function planWindows(
       };
     },
     request,
-    { countAbove: GITLAB_COUNT_LIMIT },
+    { countAbove: GITLAB_COUNT_LIMIT, precision: 's' },
   );
 }
 
 async function fetchItem(config: GitlabIssuesConfig, id: string, ctx: ConnectorContext): Promise<unknown> {
   if (!/^[1-9]\d*$/.test(id)) throw new ItemValidationError(`\`${id}\` is not a GitLab issue iid`);
   const response = await getJson(config, `${issuesPath(config)}/${id}`, ctx);
-  return response.body;
+  return ensureAskedIssue(config, id, response.body);
 }
 
 /** The `gitlab-issues` connector (see the module documentation and {@link gitlabIssuesConfigSchema}). */
 export const gitlabIssuesConnector: Connector<GitlabIssuesConfig> = {
   manifest,
   configSchema: gitlabIssuesConfigSchema,
-  manifestFor: () => manifest,
+  manifestFor: (config) => ({ ...manifest, ...timing(config) }),
   streamIdentity: (config) => ({ baseUrl: config.baseUrl, project: config.project.toLowerCase() }),
   credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,

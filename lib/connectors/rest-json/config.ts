@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
+import { sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
 
 /**
  * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
@@ -131,9 +133,22 @@ export const restJsonConfigSchema = z.strictObject({
     .optional(),
   /** Fixed query parameters added to every request (`{ "format": "json" }`). Default none. */
   extraQuery: z.record(z.string(), z.string()).default({}),
+  /** Seconds before the watermark an incremental run asks from; default the stack's (5), at most 86,400. */
+  watermarkLookbackSeconds,
+  /**
+   * `s` when `sinceParam` reads whole seconds (drops or refuses milliseconds): windows are then
+   * cut at whole seconds and pages ask `since` in whole seconds. Default `ms`.
+   */
+  sincePrecision,
+  /** What the source may send (see `../limits.ts`): body bytes, records a page, cursor and next-URL length. */
+  limits: sourceLimitsSchema.optional(),
 });
 
 /** The parsed config, defaults applied. */
 export type RestJsonConfig = z.output<typeof restJsonConfigSchema>;
+/** The limits in force for a source (records a page: 4 × `pageSize` unless configured). */
+export function limitsOf(config: RestJsonConfig): SourceLimits {
+  return resolveLimits(config.limits, config.pageSize);
+}
 /** The parsed pagination settings. */
 export type RestJsonPagination = RestJsonConfig['pagination'];

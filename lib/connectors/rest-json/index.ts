@@ -11,11 +11,13 @@ import type {
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import { checkRecordCount } from '../limits.js';
+import { atPrecision, lookbackMs } from '../source-timing.js';
 import { getPath } from '../values.js';
 import { noWindows, planByCount, planByPosition, windowedRemaining } from '../windows.js';
-import { type RestJsonConfig, restJsonConfigSchema } from './config.js';
+import { limitsOf, type RestJsonConfig, restJsonConfigSchema } from './config.js';
 import { normalizeRecord } from './normalize.js';
-import { nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
+import { keyedNext, nextCursor, pageOf, pageUrl, totalOf } from './pagination.js';
 import { fetchWindowedCursorPage, isWindowedCursor } from './windowed-cursor.js';
 
 export type { RestJsonConfig } from './config.js';
@@ -58,10 +60,13 @@ export function positionKind(config: RestJsonConfig): 'keyset' | 'stable-cursor'
  */
 function manifestFor(config: RestJsonConfig): ConnectorManifest {
   const kind = positionKind(config);
+  const lookback = lookbackMs(config);
   return {
     ...manifest,
     orderedByModifiedTime: kind !== 'positional',
     cursorComputableWithoutResponse: config.pagination.type === 'page' && kind === 'positional',
+    ...(lookback === undefined ? {} : { watermarkLookbackMs: lookback }),
+    ...(config.sincePrecision === undefined ? {} : { sincePrecision: config.sincePrecision }),
   };
 }
 
@@ -81,6 +86,7 @@ function getJson(config: RestJsonConfig, url: string, ctx: ConnectorContext): Pr
       headers: requestHeaders(config, secret),
       signal: ctx.signal,
       crossOriginRedirects: config.crossOriginRedirects ?? 'refuse',
+      maxBodyBytes: limitsOf(config).bodyBytes,
     }),
   );
 }
@@ -121,12 +127,15 @@ async function fetchKeyedPage(
 ): Promise<FetchedPage> {
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const follow = position.follow ?? null;
-  const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
-  const sourceNext = nextCursor(config, follow, listed);
+  const precision = config.sincePrecision;
+  const since = position.at === null ? null : atPrecision(position.at, precision);
+  const listed = await fetchList(config, pageUrl(config, follow, since), ctx);
+  const continuation = keyedNext(config, follow, listed, position.full ?? 0);
   const step = advance(
     position,
     listed.items.map((raw) => listedKey(normalizeRecord(config, raw))),
-    sourceNext,
+    continuation.next,
+    { guessed: continuation.guessed, precision },
   );
   const items = listed.items.filter((_, index) => step.deliver[index]);
   const total = follow === null ? totalOf(config, listed.body) : null;
@@ -156,18 +165,22 @@ async function planWindows(
   const one = { ...config, pageSize: 1 };
   const { pagination } = config;
   if (kind === 'keyset' && pagination.type === 'page') {
-    return planByPosition(async (index) => {
-      const listed = await fetchList(
-        config,
-        pageUrl(one, String(pagination.firstPage + index), ctx.since),
-        ctx,
-      );
-      const first = listed.items[0];
-      return {
-        key: first === undefined ? null : listedKey(normalizeRecord(config, first)),
-        total: totalOf(config, listed.body),
-      };
-    }, request);
+    return planByPosition(
+      async (index) => {
+        const listed = await fetchList(
+          config,
+          pageUrl(one, String(pagination.firstPage + index), ctx.since),
+          ctx,
+        );
+        const first = listed.items[0];
+        return {
+          key: first === undefined ? null : listedKey(normalizeRecord(config, first)),
+          total: totalOf(config, listed.body),
+        };
+      },
+      request,
+      { precision: config.sincePrecision },
+    );
   }
   if (config.totalPath === undefined) return noWindows(null, 0);
   return planByCount(
@@ -181,7 +194,7 @@ async function planWindows(
     },
     ctx.since,
     request,
-    { now: Date.now() },
+    { now: Date.now(), precision: config.sincePrecision },
   );
 }
 
@@ -196,6 +209,7 @@ async function fetchList(
     const where = config.itemsPath === '' ? 'the response body' : `\`${config.itemsPath}\``;
     throw new SourceResponseError(`${where} from ${safeUrl(url)} is not an array`, url);
   }
+  checkRecordCount(items.length, limitsOf(config), url);
   return { items, body: response.body, url: response.url };
 }
 

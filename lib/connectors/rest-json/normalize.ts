@@ -1,3 +1,4 @@
+import { NumberValue } from '../../json/lossless.js';
 import type { Normalized } from '../contract.js';
 import { getPath, isRecord, toIsoTimestamp } from '../values.js';
 import type { RestJsonConfig } from './config.js';
@@ -8,12 +9,17 @@ import type { RestJsonConfig } from './config.js';
  * path so an administrator can tell a wrong `idField` from a bad record.
  */
 
-/** The id as a string: non-empty strings as they are, finite numbers in their canonical form. */
+/**
+ * The id as a string: non-empty strings as they are, finite numbers in their canonical form,
+ * numbers beyond a double's precision as written.
+ */
 function readId(raw: Record<string, unknown>, path: string): { id: string } | { reason: string } {
   const value = getPath(raw, path);
   if (value === undefined || value === null) return { reason: `field \`${path}\` is missing` };
   if (typeof value === 'string' && value !== '') return { id: value };
   if (typeof value === 'number' && Number.isFinite(value)) return { id: String(value) };
+  // A 64-bit id (a snowflake) parsed losslessly: its digits exactly as the source wrote them.
+  if (value instanceof NumberValue) return { id: value.value };
   return { reason: `field \`${path}\` is not a string or number` };
 }
 

@@ -1,7 +1,9 @@
+import { NumberValue } from '../../json/lossless.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import { sameOriginUrl } from '../http.js';
+import { checkCursor, checkNextUrl } from '../limits.js';
 import { getPath } from '../values.js';
-import type { RestJsonConfig, RestJsonPagination } from './config.js';
+import { limitsOf, type RestJsonConfig, type RestJsonPagination } from './config.js';
 
 /** The settings of page-number pagination. */
 export type PagePagination = Extract<RestJsonPagination, { type: 'page' }>;
@@ -58,6 +60,7 @@ function readNext(body: unknown, path: string, url: string): string | null {
   if (value === undefined || value === null || value === '' || value === false) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (value instanceof NumberValue) return value.value;
   throw new SourceResponseError(`\`${path}\` in the response from ${safeUrl(url)} is not a string`, url);
 }
 
@@ -86,16 +89,45 @@ export function nextCursor(
 ): string | null {
   const { pagination } = config;
   switch (pagination.type) {
-    case 'cursor':
-      return refuseLoop(readNext(page.body, pagination.nextCursorPath, page.url), cursor);
+    case 'cursor': {
+      const next = readNext(page.body, pagination.nextCursorPath, page.url);
+      return refuseLoop(next === null ? null : checkCursor(next, limitsOf(config), page.url), cursor);
+    }
     case 'next-url': {
       const next = readNext(page.body, pagination.nextUrlPath, page.url);
-      return refuseLoop(next === null ? null : sameOriginUrl(next, config.url, page.url), cursor);
+      if (next === null) return refuseLoop(null, cursor);
+      const url = sameOriginUrl(checkNextUrl(next, limitsOf(config), page.url), config.url, page.url);
+      return refuseLoop(checkNextUrl(url, limitsOf(config), page.url), cursor);
     }
     case 'page':
       // Only an empty page ends the stream: a short page may just be the server capping pageSize.
       return page.items.length === 0 ? null : String(pageOf(pagination, cursor) + 1);
   }
+}
+
+/**
+ * The next page of a keyed listing (see `../keyset.ts`) and whether the source said so. Cursor and
+ * next-url sources say it with every page. Page numbers say nothing of their own: with
+ * `totalPath`, the total of the `since` listing tells whether rows remain past this page (counted
+ * at `served` rows a page, the most a page held: never more than the source's true page size, so
+ * a source that drops rows after its limit costs an extra request, never a row); without one the
+ * next page number is a guess.
+ */
+export function keyedNext(
+  config: RestJsonConfig,
+  cursor: string | null,
+  page: { readonly body: unknown; readonly items: readonly unknown[]; readonly url: string },
+  served: number,
+): { next: string | null; guessed: boolean } {
+  const { pagination } = config;
+  if (pagination.type !== 'page') return { next: nextCursor(config, cursor, page), guessed: false };
+  const number = pageOf(pagination, cursor);
+  const total = totalOf(config, page.body);
+  if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
+  // Before any page held a row, the requested size stands in, so empty pages still count on.
+  const size = Math.max(served, page.items.length) || config.pageSize;
+  const listed = (number - pagination.firstPage) * size + page.items.length;
+  return { next: total > listed ? String(number + 1) : null, guessed: false };
 }
 
 /** The total from `totalPath`, when configured and a non-negative whole number (or digit string). */

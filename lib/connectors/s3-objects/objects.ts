@@ -7,6 +7,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
+import { parseJson } from '../../json/lossless.js';
 import { ClassifiedError } from '../../retry/errors.js';
 import type { ConnectorContext } from '../contract.js';
 import { EntityGoneError } from '../gone.js';
@@ -119,7 +120,7 @@ async function withBody(
   }
   const text = (await output.Body?.transformToString()) ?? '';
   try {
-    return { ...current, body: JSON.parse(text) };
+    return { ...current, body: parseJson(text) };
   } catch {
     return { ...current, bodyError: 'body is not valid JSON' };
   }

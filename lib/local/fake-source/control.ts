@@ -11,6 +11,7 @@ import {
 } from './profiles.js';
 import type { ChangeResult, SourceState } from './state.js';
 import type { StatsRecorder } from './stats.js';
+import { type TraitOptions, type Traits, traitsSchema } from './traits/schema.js';
 
 const profileNames = Object.keys(FAULT_PROFILES) as [FaultProfileName, ...FaultProfileName[]];
 /** An entity id (`e-000007`) or, for the GitHub shape, an issue number (7). */
@@ -30,6 +31,8 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('touch'), ids: refs, tied: z.boolean().optional() }),
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('transfer'), ids: refs }),
+  z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
   z.strictObject({ action: z.literal('hide'), ids: refs }),
   z.strictObject({
     action: z.literal('resize'),
@@ -53,12 +56,13 @@ export type ControlResult =
   | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
   | {
       readonly ok: true;
-      readonly action: 'touch' | 'delete' | 'resize' | 'hide';
+      readonly action: 'touch' | 'delete' | 'resize' | 'hide' | 'transfer';
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
   | { readonly ok: true; readonly action: 'add'; readonly added: readonly TruthEntity[] }
-  | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null };
+  | { readonly ok: true; readonly action: 'set-live'; readonly live: LiveSettings | null }
+  | { readonly ok: true; readonly action: 'set-traits'; readonly traits: Traits };
 
 /**
  * Changes the source while a run reads it, in process (`source.control`) or from another process
@@ -76,6 +80,10 @@ export interface FakeSourceControl {
   touch(ids: readonly (string | number)[], options?: { tied?: boolean }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
+  /** Moves entities to another repository or project: gone here, a fetch by id answers a redirect. */
+  transfer(ids: readonly (string | number)[]): ChangeResult;
+  /** Switches the source zoo's traits (see `traits/schema.ts`); hostile entities are chosen again. */
+  setTraits(traits: TraitOptions): Traits;
   /** Takes entities out of listings only (a lagging listing index): fetching them by id still works. */
   hide(ids: readonly (string | number)[]): ChangeResult;
   /** Gives entities a body of `bytes` characters (too large to store, say) and touches them. */
@@ -101,6 +109,8 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     setLive: (settings) => live.set(settings),
     liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
+    transfer: (ids) => state.transfer(ids),
+    setTraits: (traits) => state.traits.set(traits),
     resize: (ids, bytes) => state.resize(ids, bytes),
     hide: (ids) => state.hide(ids),
     add: (count) => state.add(count),
@@ -131,6 +141,10 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'transfer':
+      return { ok: true, action: command.action, ...control.transfer(command.ids) };
+    case 'set-traits':
+      return { ok: true, action: command.action, traits: control.setTraits(command.traits) };
     case 'hide':
       return { ok: true, action: command.action, ...control.hide(command.ids) };
     case 'resize':

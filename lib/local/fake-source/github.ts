@@ -1,5 +1,6 @@
 import { intParam, json, type Reply, type RouteContext, timeParam } from './http.js';
 import type { FakeEntity } from './model.js';
+import { movedIssue } from './traits/transfers.js';
 
 /**
  * The GitHub issues shape, close enough to api.github.com that a connector built against it works
@@ -117,20 +118,39 @@ export function listIssues(ctx: RouteContext): Reply {
   if (perPage === null || page === null) return validationFailed(perPage === null ? 'per_page' : 'page');
 
   const { store } = ctx.state;
-  let matching = store.live().slice(sinceMs === null ? 0 : store.indexSince(sinceMs));
+  let matching = store.live().slice(sinceMs === null ? 0 : ctx.state.traits.sinceIndex(sinceMs));
   if (state !== 'all') matching = matching.filter((e) => isClosed(e) === (state === 'closed'));
   if (sort !== 'updated') matching.sort((a, b) => a.number - b.number);
   if (direction === 'desc') matching.reverse();
 
-  const size = Math.min(perPage, GITHUB_MAX_PER_PAGE);
+  const size = ctx.state.traits.limit(Math.min(perPage, GITHUB_MAX_PER_PAGE));
   const lastPage = Math.ceil(matching.length / size);
-  const items = matching.slice((page - 1) * size, page * size).map((e) => issueJson(ctx, e));
+  // `Link` is decided before rows the caller may not see are dropped (post-limit filtering).
+  const rows = ctx.state.traits.filter(matching.slice((page - 1) * size, page * size));
+  const items = rows.map((e) => issueJson(ctx, e));
   const link = linkHeader(ctx, page, lastPage);
   return json(200, items, link ? { link } : undefined);
 }
 
-/** `GET /repos/{owner}/{repo}/issues/{number}` → the issue; 404 when unknown, deleted or not found. */
+/**
+ * `GET /repos/{owner}/{repo}/issues/{number}` → the issue; 404 when unknown, deleted or not found;
+ * a 301 to its new repository when it was transferred (see `traits/transfers.ts`).
+ */
 export function getIssue(ctx: RouteContext): Reply {
+  const moved = movedIssue(ctx);
+  if (moved?.kind === 'redirect') {
+    return json(301, { message: 'Moved Permanently', url: moved.location }, { location: moved.location });
+  }
+  if (moved?.kind === 'serve') {
+    const issue = issueJson(ctx, moved.entity);
+    const { number } = moved.moved;
+    return json(200, {
+      ...issue,
+      number,
+      id: 3_000_000_000 + number,
+      updated_at: githubTime(moved.moved.movedAtMs),
+    });
+  }
   const entity = ctx.state.store.find(Number(ctx.params.number));
   if (!entity || ctx.state.isHiddenFromFetch(entity)) {
     return json(404, {

@@ -137,14 +137,17 @@ export function listGitlabIssues(ctx: RouteContext): Reply {
   const { store } = ctx.state;
   // Requests without a user see public issues; the fake's issues are all public, and scopes
   // other than `all` match nothing for the fake's anonymous-looking users.
-  let matching = scope === 'all' ? store.live().slice(afterMs === null ? 0 : store.indexSince(afterMs)) : [];
+  let matching =
+    scope === 'all' ? store.live().slice(afterMs === null ? 0 : ctx.state.traits.sinceIndex(afterMs)) : [];
   if (state !== 'all') matching = matching.filter((e) => isClosed(e) === (state === 'closed'));
   // Listing order is (updated_at, id); GitLab breaks ties by id too.
   if (orderBy === 'created_at') matching = [...matching].sort((a, b) => a.number - b.number);
   if (sort === 'desc') matching = [...matching].reverse();
 
-  const size = Math.min(perPage, GITLAB_MAX_PER_PAGE);
-  const items = matching.slice((page - 1) * size, page * size).map((e) => gitlabIssueJson(ctx, e));
+  const size = ctx.state.traits.limit(Math.min(perPage, GITLAB_MAX_PER_PAGE));
+  // The pagination headers are decided before rows the caller may not see are dropped.
+  const rows = ctx.state.traits.filter(matching.slice((page - 1) * size, page * size));
+  const items = rows.map((e) => gitlabIssueJson(ctx, e));
   return json(200, items, paginationHeaders(ctx, page, size, matching.length));
 }
 

@@ -8,7 +8,11 @@ export interface Reply {
   readonly body?: unknown;
   /** A pre-rendered body (an HTML error page from a "proxy"), sent as is with its content type. */
   readonly raw?: { readonly contentType: string; readonly text: string };
+  /** The body as sent, already encoded (gzip): overrides `body` and `raw.text`, keeps the content type. */
+  readonly bytes?: Buffer;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Sent without `Content-Length` (chunked), as a streaming answer is. */
+  readonly chunked?: boolean;
 }
 
 /** Everything a route handler may read about the request. */
@@ -80,12 +84,17 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
 export function send(res: ServerResponse, reply: Reply, extraHeaders: Record<string, string>): void {
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   const contentType = reply.raw?.contentType ?? 'application/json; charset=utf-8';
-  const text = reply.raw?.text ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const body = reply.bytes ?? replyText(reply);
   res.writeHead(reply.status, {
     ...extraHeaders,
     ...reply.headers,
     'content-type': contentType,
-    'content-length': String(Buffer.byteLength(text)),
+    ...(reply.chunked ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
   });
-  res.end(text);
+  res.end(body);
+}
+
+/** The body of a reply as text, before any encoding. */
+export function replyText(reply: Reply): string {
+  return reply.raw?.text ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
 }

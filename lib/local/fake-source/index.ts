@@ -38,3 +38,15 @@ export { decodeCursor, encodeCursor, MAX_LIMIT, type RestRecord } from './record
 export { type FakeSource, type FakeSourceOptions, startFakeSource } from './server.js';
 export type { ChangeResult, GroundTruth } from './state.js';
 export type { RouteName, Stats } from './stats.js';
+export { DEEP_NESTING, type HostileValue, hostileFor } from './traits/bodies.js';
+export { longRecordId } from './traits/ids.js';
+export {
+  HOSTILE_KINDS,
+  type HostileKind,
+  NO_TRAITS,
+  type TraitOptions,
+  type Traits,
+  traitsSchema,
+} from './traits/schema.js';
+export type { TraitTruth } from './traits/state.js';
+export { TRANSFERRED_REPO_SUFFIX } from './traits/transfers.js';

@@ -11,6 +11,9 @@ import { requestToken, type SharedQuota } from './quota.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { type GroundTruth, SourceState } from './state.js';
 import { type Stats, StatsRecorder } from './stats.js';
+import { gzipped } from './traits/compression.js';
+import { lengthHidden, padded } from './traits/oversize.js';
+import type { TraitOptions } from './traits/schema.js';
 
 /** Options of {@link startFakeSource}. */
 export interface FakeSourceOptions {
@@ -38,6 +41,8 @@ export interface FakeSourceOptions {
    * (429 on the rest-json routes), and `X-RateLimit-*` of the token on every response. Default off.
    */
   readonly quota?: SharedQuota;
+  /** The source zoo's behaviours of real APIs (see `traits/schema.ts`). Default: none. */
+  readonly traits?: TraitOptions;
 }
 
 /** A running fake source. */
@@ -74,7 +79,14 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
   if (Number.isNaN(startAtMs)) throw new FakeSourceError('startAt must be an ISO 8601 time');
 
   const now = options.now ?? Date.now;
-  const state = new SourceState(options.seed, options.entities, startAtMs, options.profile ?? 'none', now);
+  const state = new SourceState(
+    options.seed,
+    options.entities,
+    startAtMs,
+    options.profile ?? 'none',
+    now,
+    options.traits,
+  );
   const stats = new StatsRecorder();
   const live = new LiveEditor(state, options.seed);
   if (options.live) live.set(options.live);
@@ -146,7 +158,10 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       } else {
         reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
       }
-      send(res, reply, shaped);
+      const traits = state.traits.current;
+      const sized = padded(reply, traits);
+      const encoded = traits.gzip ? gzipped(sized, req.headers['accept-encoding']) : sized;
+      send(res, lengthHidden(encoded, traits), shaped);
       stats.record({ route: route.name, status: reply.status, key, kind: route.kind, faulted, refused });
     } finally {
       stats.finished();

@@ -7,9 +7,14 @@ import {
   type ResolvedFaultProfile,
   resolveProfile,
 } from './profiles.js';
+import type { TraitOptions } from './traits/schema.js';
+import { TraitState, type TraitTruth } from './traits/state.js';
 
-/** What the source really holds (`GET /_truth`): what a correct harvest must end up with. */
-export interface GroundTruth {
+/**
+ * What the source really holds (`GET /_truth`): what a correct harvest must end up with. The
+ * trait fields (see {@link TraitTruth}) are empty while no trait is on.
+ */
+export interface GroundTruth extends TraitTruth {
   /** Every non-deleted entity in listing order (updatedAt, id), broken and not-found ones included. */
   readonly entities: readonly TruthEntity[];
   /** Live entities currently served as broken records: a correct run dead-letters exactly these. */
@@ -33,6 +38,8 @@ export interface ChangeResult {
 export class SourceState {
   readonly store: EntityStore;
   readonly faults: FaultInjector;
+  /** The source zoo's behaviours in force (see `traits/schema.ts`). */
+  readonly traits: TraitState;
   private profileInUse: ResolvedFaultProfile;
   private invalid = new Set<FakeEntity>();
   private notFound = new Set<FakeEntity>();
@@ -42,9 +49,12 @@ export class SourceState {
     entities: number,
     startAtMs: number,
     profile: FaultProfile | FaultProfileName,
-    now: () => number,
+    private readonly now: () => number,
+    traits: TraitOptions = {},
   ) {
     this.store = new EntityStore(seed, entities, startAtMs);
+    this.traits = new TraitState(seed, this.store);
+    this.traits.set(traits);
     this.profileInUse = resolveProfile(profile);
     this.faults = new FaultInjector(seed, this.profileInUse, now);
     this.chooseBrokenEntities();
@@ -89,9 +99,17 @@ export class SourceState {
     return this.invalid.has(entity);
   }
 
-  /** True when fetching the entity by id answers 404 (deleted, or chosen as not found). */
+  /** True when fetching the entity by id answers 404 (deleted, chosen as not found, or invisible to the caller). */
   isHiddenFromFetch(entity: FakeEntity): boolean {
-    return entity.deleted || this.notFound.has(entity);
+    return entity.deleted || this.notFound.has(entity) || !this.traits.visible(entity);
+  }
+
+  /**
+   * Moves live entities to another repository or project (see `traits/transfers.ts`): they leave
+   * listings, truth lists them as deleted and transferred, and fetching one answers a redirect.
+   */
+  transfer(refs: readonly (string | number)[]): ChangeResult {
+    return this.change(refs, (entity) => this.traits.transfer(entity, this.now()));
   }
 
   /**
@@ -144,6 +162,7 @@ export class SourceState {
         .filter((e) => e.deleted)
         .map((e) => e.id),
       notFoundIds: live(this.notFound),
+      ...this.traits.truth(),
     };
   }
 

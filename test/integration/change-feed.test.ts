@@ -1,0 +1,130 @@
+import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/start-run.js';
+import { DETAIL_TYPES, EntityEventDetailSchema, RunEventDetailSchema } from '../../lib/events/details.js';
+import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import {
+  fakeRestConfig,
+  putSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
+
+/**
+ * The change feed on the local runtime: the Items table's stream (on the emulator) read and turned
+ * into `Entity Changed` / `Entity Tombstoned` events on the Harvester bus, as the stack's pipes do.
+ */
+
+let engine: TestEngine;
+let fake: FakeSource;
+let queueUrl: string;
+
+beforeAll(async () => {
+  engine = await setUpTestEngine('change-feed', { bootstrap: { changeFeed: true } });
+  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000, changeFeed: { includeData: false } }).start();
+  fake = await startFakeSource({ entities: 30, seed: 2121, latencyMs: 0 });
+  const { sqs, events } = engine.aws.clients;
+  queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${engine.aws.prefix}-observer` })))
+    .QueueUrl!;
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const rule = `${engine.aws.prefix}-all`;
+  await events.send(
+    new PutRuleCommand({
+      Name: rule,
+      EventBusName: engine.aws.names.eventBus,
+      EventPattern: JSON.stringify({ source: ['harvester'] }),
+    }),
+  );
+  await events.send(
+    new PutTargetsCommand({
+      Rule: rule,
+      EventBusName: engine.aws.names.eventBus,
+      Targets: [{ Id: 'observer', Arn: Attributes!.QueueArn! }],
+    }),
+  );
+});
+afterAll(async () => {
+  await engine?.stop();
+  await fake?.stop();
+});
+
+interface BusEvent {
+  'detail-type': string;
+  detail: Record<string, unknown>;
+}
+
+/** Events received until `enough` holds, then for `settleMs` more (so extra events would show). */
+async function receive(enough: (events: BusEvent[]) => boolean, settleMs = 3_000): Promise<BusEvent[]> {
+  const events: BusEvent[] = [];
+  const deadline = Date.now() + 60_000;
+  let settleUntil = Number.POSITIVE_INFINITY;
+  while (Date.now() < Math.min(deadline, settleUntil)) {
+    const { Messages = [] } = await engine.aws.clients.sqs.send(
+      // Received once: a message left visible would come back after the visibility timeout.
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        WaitTimeSeconds: 1,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 3_600,
+      }),
+    );
+    events.push(...Messages.map((m) => JSON.parse(m.Body!) as BusEvent));
+    if (settleUntil === Number.POSITIVE_INFINITY && enough(events)) settleUntil = Date.now() + settleMs;
+  }
+  return events;
+}
+
+const ofType = (events: BusEvent[], type: string) => events.filter((e) => e['detail-type'] === type);
+
+describe('the local change feed', () => {
+  it('a run that changes 10 entities puts 10 Entity Changed events; unchanged re-reads put none', async () => {
+    await putSource(engine.deps, 'feed', 'rest-json', fakeRestConfig(fake.url, { pageSize: 10 }));
+    const full = await startRun(engine.deps, { sourceId: 'feed', mode: 'full' });
+    await waitForRun(engine.deps, full.runId);
+    const first = await receive((events) => ofType(events, DETAIL_TYPES.entityChanged).length >= 30);
+    const touched = fake.control.touch([
+      'e-000001',
+      'e-000004',
+      'e-000007',
+      'e-000010',
+      'e-000013',
+      'e-000016',
+      'e-000019',
+      'e-000022',
+      'e-000025',
+      'e-000028',
+    ]).changed;
+
+    const incremental = await startRun(engine.deps, { sourceId: 'feed', mode: 'incremental' });
+    const ended = await waitForRun(engine.deps, incremental.runId);
+    const second = await receive((events) => ofType(events, DETAIL_TYPES.entityChanged).length >= 10);
+
+    expect(ofType(first, DETAIL_TYPES.entityChanged)).toHaveLength(30);
+    expect(ended.progress.processed).toBeGreaterThan(10);
+    const changed = ofType(second, DETAIL_TYPES.entityChanged);
+    expect(changed.map((e) => e.detail.entityId).sort()).toEqual(touched.map((e) => e.id).sort());
+    for (const event of changed) {
+      const detail = EntityEventDetailSchema.parse(event.detail);
+      expect(detail).toMatchObject({ sourceId: 'feed', runId: incremental.runId, tombstonedAt: null });
+      expect(detail.data).toBeUndefined();
+    }
+    const succeeded = ofType(second, DETAIL_TYPES.runSucceeded);
+    expect(succeeded.map((e) => RunEventDetailSchema.parse(e.detail).runId)).toEqual([incremental.runId]);
+  }, 180_000);
+
+  it('a reconciliation that tombstones 2 entities puts 2 Entity Tombstoned events', async () => {
+    fake.control.delete(['e-000002', 'e-000003']);
+    const run = await startRun(engine.deps, { sourceId: 'feed', mode: 'reconciliation' });
+    await waitForRun(engine.deps, run.runId);
+    const events = await receive((all) => ofType(all, DETAIL_TYPES.entityTombstoned).length >= 2);
+
+    const tombstoned = ofType(events, DETAIL_TYPES.entityTombstoned);
+    expect(tombstoned.map((e) => e.detail.entityId).sort()).toEqual(['e-000002', 'e-000003']);
+    expect(tombstoned.every((e) => EntityEventDetailSchema.parse(e.detail).tombstonedAt !== null)).toBe(true);
+    expect(ofType(events, DETAIL_TYPES.entityChanged)).toEqual([]);
+  }, 180_000);
+});
