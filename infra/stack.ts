@@ -1,6 +1,7 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AdminApi } from './constructs/admin-api.js';
+import { ChangeFeed } from './constructs/change-feed.js';
 import { ConfigMacKey } from './constructs/config-mac-key.js';
 import { DataTables } from './constructs/data-tables.js';
 import { Messaging } from './constructs/messaging.js';
@@ -28,6 +29,8 @@ export class HarvesterStack extends Stack {
   readonly adminApi: AdminApi;
   readonly notifications: Notifications;
   readonly observability: Observability;
+  /** The change feed's pipes and enrichment function, when the `changeFeed` setting is on. */
+  readonly changeFeed: ChangeFeed | undefined;
 
   constructor(scope: Construct, id: string, props: HarvesterStackProps = {}) {
     super(scope, id, props);
@@ -36,7 +39,11 @@ export class HarvesterStack extends Stack {
     const retention = settings.deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const functions = { tracing: settings.tracing, removalPolicy: retention };
 
-    this.tables = new DataTables(this, 'Tables', { deletionProtection: settings.deletionProtection });
+    this.tables = new DataTables(this, 'Tables', {
+      deletionProtection: settings.deletionProtection,
+      itemsStream: settings.changeFeed,
+      itemsPointInTimeRecovery: settings.itemsPointInTimeRecovery,
+    });
     this.messaging = new Messaging(this, 'Messaging');
     this.configMac = new ConfigMacKey(this, 'ConfigMac', { removalPolicy: retention });
     const environment = (scheduleGroupName: string) =>
@@ -74,6 +81,14 @@ export class HarvesterStack extends Stack {
     // The API signs configs and bindings; the page worker, which resolves secrets, only verifies.
     this.configMac.grantSign(this.adminApi.handler.role);
     this.configMac.grantVerify(this.pipeline.worker.role);
+    this.changeFeed = settings.changeFeed
+      ? new ChangeFeed(this, 'ChangeFeed', {
+          ...functions,
+          items: this.tables.items,
+          bus: this.messaging.bus,
+          includeData: settings.changeFeedIncludesData,
+        })
+      : undefined;
 
     this.notifications = new Notifications(this, 'Notifications', {
       bus: this.messaging.bus,

@@ -99,6 +99,13 @@ export const RETRY_WAVES_PER_PAGE = Math.max(
 );
 
 /**
+ * Fetches by id one step makes at most — a retry-failed page's entries, a reconciliation slice's
+ * absence confirmations: {@link RETRY_WAVES_PER_PAGE} waves of {@link RETRY_CONCURRENCY}, each
+ * fetch with its full retries, so the step ends within the worker timeout at their worst.
+ */
+export const FETCHES_BY_ID_PER_STEP = RETRY_CONCURRENCY * RETRY_WAVES_PER_PAGE;
+
+/**
  * SQS visibility timeout of the page queue: at least six times the function timeout, as AWS
  * recommends for event source mappings, so a message is not redelivered while a slow but healthy
  * invocation still holds it.

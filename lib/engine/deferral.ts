@@ -10,6 +10,7 @@ import { endRun } from './finish.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { reservedSlot } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
+import { isTombstoneSlice } from './tombstone-cursor.js';
 
 /**
  * Defers the step's page to `untilMs` (DESIGN §5): records the pause on the run, re-enqueues the
@@ -54,7 +55,8 @@ export async function deferPage(
  * Ends a run that could not make progress for the progress budget: `failed` with
  * `source_unavailable`, the lock released, the checkpoint kept. The page it could not fetch is
  * filed in dead_letters with its cursor, so "retry failed" fetches it once the source is back.
- * A retry-failed run files nothing: the entries it was retrying are still open.
+ * A retry-failed run files nothing: the entries it was retrying are still open; nor does a
+ * reconciliation's tombstone pass.
  */
 export async function failUnavailable(
   deps: EngineDeps,
@@ -63,7 +65,9 @@ export async function failUnavailable(
   lastReason: string,
 ): Promise<StepResult> {
   const hours = RELIABILITY.progressBudgetMs / 3_600_000;
-  if (run.mode !== 'dlq_retry') {
+  // A tombstone slice is no source page: retry-failed could not fetch it, and the next
+  // reconciliation confirms its candidates again.
+  if (run.mode !== 'dlq_retry' && !isTombstoneSlice(message.cursor)) {
     const partition =
       message.partition === undefined ? undefined : run.partitions?.[String(message.partition)];
     const window = partition ? readWindow(partition) : undefined;

@@ -3,7 +3,7 @@ import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js'
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
-import { notReadYet, readWindow } from '../run/partitions.js';
+import { readWindow } from '../run/partitions.js';
 import { deadLetterEntryId } from '../store/dead-letters.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { ItemProvenance } from '../store/item-provenance.js';
@@ -16,6 +16,7 @@ import { commitPartitionPage } from './partition-work.js';
 import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from './request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
+import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 import { effectiveSince, pageWatermark, startingWatermark } from './watermark.js';
 
@@ -110,7 +111,9 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   const normalized = await normalizeAll(context, page.items);
   const failures = normalized.failures;
   // A partition's tail pass lists again the entities it read at its latest version: not twice.
-  const entities = partition ? notReadYet(partition, normalized.entities) : normalized.entities;
+  const entities = partition
+    ? await unreadByPartition(context.deps.items, run.sourceId, partition, normalized.entities)
+    : normalized.entities;
   const loaded = await loadEntities(context, entities, stepProvenance(context, trail));
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).
@@ -320,6 +323,8 @@ export async function commitAndContinue(
     total: number | null;
     /** Items the page tombstoned (reconciliation's tombstone pass). */
     tombstoned?: number;
+    /** Dead letters the page resolved as gone (retry-failed). */
+    gone?: number;
     /** The page's watermark ceiling (a tie group read by position); kept per partition. */
     ceiling?: string | null;
     /** The entities the page read (a partition keeps its latest version and the ids at it). */
@@ -340,6 +345,7 @@ export async function commitAndContinue(
       errors: page.errors,
       total: page.total,
       ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
+      ...(page.gone ? { gone: page.gone } : {}),
       now: deps.clock.now(),
     });
   } catch (error) {

@@ -1,14 +1,17 @@
+import pLimit from 'p-limit';
+import { FETCHES_BY_ID_PER_STEP, RETRY_CONCURRENCY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
-import { fetchById } from './fetch-by-id.js';
+import { type Confirmation, confirmAbsence } from './confirm-absence.js';
+import { deferPage } from './deferral.js';
 import { commitAndContinue } from './page-work.js';
-import { stepProvenance } from './request-trail.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
 /**
  * The tombstone pass of a reconciliation run (DESIGN §7): after a complete listing, the items the
  * listing did not serve are candidates; each candidate's absence is confirmed with `fetchItem`
- * (404/410 = gone) before it is tombstoned, and one found is stored instead. The pass walks the
+ * (404/410, or an answer that is another record = gone; see `fetch-by-id.ts`) before it is
+ * tombstoned, and one found is stored instead. The pass walks the
  * source's stored keys in slices — one page message each, checkpointed like any page — so it
  * scales to millions of items: no invocation holds more than a slice of keys, and none does more
  * than a bounded number of confirmations.
@@ -21,75 +24,119 @@ import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
 /** Stored keys read per slice (keys and marks only: ~100 bytes each). */
 export const TOMBSTONE_SLICE_KEYS = 500;
-/** Absence confirmations (`fetchItem` requests) per slice: bounds one invocation's time. */
-export const CONFIRMATIONS_PER_SLICE = 50;
+/**
+ * Absence confirmations (`fetchItem` requests) per slice, made in waves of concurrent requests:
+ * as many as fit one invocation when every one of them runs through all its retries.
+ */
+export const CONFIRMATIONS_PER_SLICE = FETCHES_BY_ID_PER_STEP;
 
-type Confirmation = 'gone' | 'found' | 'unconfirmed';
+type SliceKey = {
+  readonly entityId: string;
+  readonly lastSeenRunId?: string;
+  readonly tombstonedAt?: number;
+};
 
 /**
- * Asks the source for one candidate: gone (404/410, or answered with a record that is not this
- * one — moved away), found (and stored again), or unknown.
+ * The slice's candidates — stored keys the listing did not serve and not yet tombstoned — up to
+ * {@link CONFIRMATIONS_PER_SLICE}, and where the next slice starts: after the key before the
+ * first candidate left out, or where the keys read end.
  */
-async function confirm(context: StepContext, entityId: string): Promise<Confirmation> {
-  const { deps, run } = context;
-  const outcome = await fetchById(context, entityId);
-  context.ensureOwned();
-  if (outcome.kind !== 'ok') return 'unconfirmed';
-  if (outcome.value.kind === 'gone') {
-    context.log.info('absence confirmed', { entityId, how: outcome.value.how });
-    return 'gone';
+function candidatesOf(
+  run: { readonly runId: string },
+  keys: readonly SliceKey[],
+  next: string | null,
+): { candidates: SliceKey[]; next: string | null } {
+  const candidates: SliceKey[] = [];
+  for (const [index, key] of keys.entries()) {
+    if (key.lastSeenRunId === run.runId || key.tombstonedAt !== undefined) continue;
+    // The key before it exists: at least one candidate came before this one.
+    if (candidates.length === CONFIRMATIONS_PER_SLICE) return { candidates, next: keys[index - 1]!.entityId };
+    candidates.push(key);
   }
-  const { normalized } = outcome.value;
-  if (normalized.ok) {
-    await deps.items.loadAll(
-      run.sourceId,
-      [normalized.entity],
-      run.runId,
-      deps.clock.now(),
-      run.epoch,
-      stepProvenance(context),
-    );
-  }
-  // Found (valid, invalid or too large to store): alive, whatever became of the write.
-  await deps.items.markSeen(run.sourceId, entityId, run.runId);
-  return 'found';
+  return { candidates, next };
 }
 
-/** One slice of the tombstone pass: read keys, confirm the unseen, tombstone the gone, commit. */
+/**
+ * One slice of the tombstone pass: read keys, confirm the unseen, tombstone the gone, commit. A
+ * confirmation that could not be made is never counted as done: one that must wait (a long
+ * `Retry-After`, the credential's rate budget spent) ends the slice there — the next slice starts
+ * at it, or, when nothing came of this one, the slice waits as a deferred page; one that failed
+ * for good is filed as a dead letter of its entity (its state at the source is unknown) and
+ * counted as the run's error.
+ */
 export async function tombstonePage(context: StepContext): Promise<StepResult> {
   const { deps, run, message } = context;
   const after = sliceStart(message.cursor ?? tombstoneSlice(null));
   const slice = await deps.items.keySlice(run.sourceId, after, TOMBSTONE_SLICE_KEYS);
-  let next = slice.next;
-  const counts = { gone: 0, found: 0, unconfirmed: 0, tombstoned: 0 };
-  let confirmations = 0;
-  for (const item of slice.items) {
-    if (item.lastSeenRunId === run.runId || item.tombstonedAt !== undefined) continue;
-    if (confirmations === CONFIRMATIONS_PER_SLICE) {
-      // The bound: the next slice starts at this candidate, after the key before it (which
-      // exists: at least one candidate came before this one).
-      next = slice.items[slice.items.indexOf(item) - 1]!.entityId;
-      break;
-    }
-    confirmations += 1;
-    const verdict = await confirm(context, item.entityId);
-    counts[verdict] += 1;
-    if (
-      verdict === 'gone' &&
-      (await deps.items.tombstone(run.sourceId, item.entityId, run.runId, deps.clock.now()))
-    ) {
-      counts.tombstoned += 1;
-    }
+  const { candidates, next: sliceNext } = candidatesOf(run, slice.items, slice.next);
+  const limit = pLimit(RETRY_CONCURRENCY);
+  const verdicts = await Promise.all(
+    candidates.map((key) => limit(() => confirmAbsence(context, key.entityId))),
+  );
+  context.ensureOwned();
+  const firstDeferred = verdicts.findIndex((v) => v.kind === 'defer');
+  const deferral = verdicts[firstDeferred];
+  // Answers after the first deferral count (tombstones and marks are written); failures there are
+  // asked again with the next slice rather than filed.
+  const settled = firstDeferred === -1 ? verdicts.length : firstDeferred;
+  const failed = verdicts
+    .slice(0, settled)
+    .flatMap((v, index) => (v.kind === 'failed' ? [{ entityId: candidates[index]!.entityId, ...v }] : []));
+  const answered = verdicts.filter((v) => v.kind === 'gone' || v.kind === 'found').length;
+  if (deferral?.kind === 'defer' && answered === 0 && failed.length === 0) {
+    return deferPage(context, deferral.untilMs, deferral.reason, deferral.attempts);
   }
+  for (const failure of failed) await fileUnconfirmed(context, failure);
+  const tombstoned = verdicts.filter((v) => v.kind === 'gone' && v.tombstoned).length;
+  const next = firstDeferred === -1 ? sliceNext : keyBefore(slice.items, candidates[firstDeferred]!, after);
   await context.checkpointHook('afterLoad');
-  deps.metrics.count(METRIC.tombstoned, counts.tombstoned);
-  context.log.info('tombstone slice', { after, keys: slice.items.length, confirmations, ...counts });
+  deps.metrics.count(METRIC.tombstoned, tombstoned);
+  context.log.info('tombstone slice', {
+    after,
+    keys: slice.items.length,
+    confirmations: candidates.length,
+    ...countsOf(verdicts),
+    tombstoned,
+  });
   return commitAndContinue(context, {
-    cursor: next === null ? null : tombstoneSlice(next),
+    // A deferral at the slice's first candidate starts the next slice where this one started.
+    cursor: next === null && firstDeferred === -1 ? null : tombstoneSlice(next),
     watermark: run.checkpoint?.watermark ?? null,
     processed: 0,
-    errors: 0,
+    errors: failed.length,
     total: null,
-    tombstoned: counts.tombstoned,
+    tombstoned,
   });
+}
+
+/** The key the next slice starts after so that it starts at `candidate`. */
+function keyBefore(keys: readonly SliceKey[], candidate: SliceKey, after: string | null): string | null {
+  const index = keys.indexOf(candidate);
+  return index > 0 ? keys[index - 1]!.entityId : after;
+}
+
+function countsOf(verdicts: readonly Confirmation[]): Record<Confirmation['kind'], number> {
+  const counts = { gone: 0, found: 0, defer: 0, failed: 0 };
+  for (const verdict of verdicts) counts[verdict.kind] += 1;
+  return counts;
+}
+
+/** A candidate whose absence could not be confirmed: a dead letter of its entity, retried by id. */
+async function fileUnconfirmed(
+  context: StepContext,
+  failure: { entityId: string; reason: string; errorClass: 'transient' | 'permanent'; attempts: number },
+): Promise<void> {
+  const { deps, run, message } = context;
+  await deps.deadLetters.record({
+    sourceId: run.sourceId,
+    kind: 'item',
+    ref: failure.entityId,
+    errorClass: failure.errorClass,
+    reason: `absence not confirmed (not tombstoned): ${failure.reason}`,
+    attempts: failure.attempts,
+    runId: run.runId,
+    page: message.page,
+    now: deps.clock.now(),
+  });
+  deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'item' });
 }

@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { RETRY_CONCURRENCY, RETRY_WAVES_PER_PAGE } from '../config/constants.js';
+import { FETCHES_BY_ID_PER_STEP, RETRY_CONCURRENCY } from '../config/constants.js';
 import type { Entity, TimeWindow } from '../connectors/contract.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
@@ -14,7 +14,7 @@ import type { RunParams } from './start-run.js';
 import type { StepContext, StepResult } from './step.js';
 
 /** Dead letters a retry-failed page takes: as many waves of re-fetches as fit one invocation at their worst. */
-export const RETRY_PAGE_SIZE = RETRY_CONCURRENCY * RETRY_WAVES_PER_PAGE;
+export const RETRY_PAGE_SIZE = FETCHES_BY_ID_PER_STEP;
 
 type EntryOutcome =
   | { readonly kind: 'resolved'; readonly entities: Entity[] }
@@ -101,6 +101,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
       processed: loaded.loaded,
       errors: loaded.failed + failed.length,
       total: null,
+      gone: gone.length,
     },
     async () => {
       for (const entry of resolved) await deps.deadLetters.resolve(run.sourceId, entry.entryId);

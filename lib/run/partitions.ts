@@ -142,7 +142,7 @@ export function latestPartitionCheckpoint(partitions: readonly Partition[]): Che
   return latest;
 }
 
-/** Most ids kept at a partition's latest version: beyond it, a tail pass re-reads (and re-counts) the rest. */
+/** Most ids kept at a partition's latest version: beyond it, a tail pass asks the store (see `engine/tail-reads.ts`). */
 export const MAX_LATEST_IDS = 100;
 
 /**

@@ -9,6 +9,7 @@ import {
 } from '../../lib/config/constants.js';
 import { ConfigError, loadConfig } from '../../lib/config/env.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/connectors/http.js';
+import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
 import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { canonicalJson, stableHash } from '../../lib/run/hash.js';
 
@@ -53,6 +54,14 @@ describe('derived timing', () => {
       WORKER_TIMEOUT_SECONDS * 1_000,
     );
     expect(RETRY_PAGE_SIZE).toBeGreaterThanOrEqual(RETRY_CONCURRENCY);
+  });
+
+  it('sizes a tombstone slice so its waves of absence confirmations fit one invocation at their worst', () => {
+    const waves = Math.ceil(CONFIRMATIONS_PER_SLICE / RETRY_CONCURRENCY);
+    expect(waves * WORST_RETRY_STRETCH_MS + STEP_OVERHEAD_MS).toBeLessThanOrEqual(
+      WORKER_TIMEOUT_SECONDS * 1_000,
+    );
+    expect(CONFIRMATIONS_PER_SLICE).toBeGreaterThanOrEqual(RETRY_CONCURRENCY);
   });
 
   it('gives the worker more time than its worst retry stretch', () => {

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { DeletedSourceSchema, SourcePageSchema, SourceViewSchema } from '../../api/schemas/sources.js';
 import type { SourceTestResult } from '../../api/source-test.js';
+import { stringifyJson } from '../../json/lossless.js';
 import { RUN_MODES } from '../../run/model.js';
 import { CliUsageError, collect, contextOf, positiveInt } from '../context.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
@@ -61,7 +62,7 @@ function testLines(result: SourceTestResult): string[] {
     );
   if (result.sample)
     lines.push(
-      `sample     ${result.sample.id} (version ${result.sample.version}): ${clip(JSON.stringify(result.sample.data), 200)}`,
+      `sample     ${result.sample.id} (version ${result.sample.version}): ${clip(stringifyJson(result.sample.data), 200)}`,
     );
   if (result.problem) lines.push(`problem    ${result.problem.errorClass}: ${result.problem.reason}`);
   return lines;
