@@ -2,7 +2,13 @@ import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DataTables } from '../../infra/constructs/data-tables.js';
-import { DEFAULT_SETTINGS, type HarvesterSettings, resolveSettings } from '../../infra/settings.js';
+import {
+  DEFAULT_SETTINGS,
+  FUNCTION_TIMEOUT_SECONDS,
+  type HarvesterSettings,
+  resolveSettings,
+} from '../../infra/settings.js';
+import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 import { HarvesterStack } from '../../infra/stack.js';
 
 // Pure settings resolution and the tables alone: no function bundling, so these stay fast.
@@ -143,5 +149,12 @@ describe('source policy settings in the stack', () => {
         SHARED_SECRET_REFS: '{"ssm:/org/t":["https://api.github.com"]}',
       });
     }
+  });
+});
+
+describe('the connection check fits the API function', () => {
+  it('gives up on the source well before the API function (and API Gateway) time out', () => {
+    // Time to answer after the source gave up: a KMS verify, a binding read, the response.
+    expect(SOURCE_TEST_TIMEOUT_MS + 5_000).toBeLessThan(FUNCTION_TIMEOUT_SECONDS.api * 1_000);
   });
 });
