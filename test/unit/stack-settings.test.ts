@@ -8,8 +8,8 @@ import {
   type HarvesterSettings,
   resolveSettings,
 } from '../../infra/settings.js';
-import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 import { HarvesterStack } from '../../infra/stack.js';
+import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 
 // Pure settings resolution and the tables alone: no function bundling, so these stay fast.
 
