@@ -68,6 +68,24 @@ export interface HarvesterSettings {
    * `harvester:sourceBuckets` (a list, or a comma-separated string). Default none: no bucket.
    */
   readonly sourceBuckets: readonly string[];
+  /**
+   * The change feed: a stream on the Items table (new images) and EventBridge Pipes that put
+   * `Entity Changed` and `Entity Tombstoned` on the Harvester bus (docs/items.md). Context
+   * `harvester:changeFeed`. Default `false`.
+   */
+  readonly changeFeed: boolean;
+  /**
+   * Change events carry the entity's data (up to the bus's 256 KB event size; larger entities
+   * fail the pipe's batch). Context `harvester:changeFeedIncludesData`. Default `false`: ids,
+   * version and run only.
+   */
+  readonly changeFeedIncludesData: boolean;
+  /**
+   * Point-in-time recovery on the Items table, which DynamoDB's export to S3 needs (exports at
+   * scale, docs/items.md); the other tables always have it. Context
+   * `harvester:itemsPointInTimeRecovery`. Default `true`.
+   */
+  readonly itemsPointInTimeRecovery: boolean;
 }
 
 /** Defaults of {@link HarvesterSettings}. */
@@ -84,6 +102,9 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   allowPrivateSources: false,
   sharedSecretRefs: [],
   sourceBuckets: [],
+  changeFeed: false,
+  changeFeedIncludesData: false,
+  itemsPointInTimeRecovery: true,
 };
 
 /** Context keys of {@link HarvesterSettings}, as written in cdk.json or on the command line. */
@@ -100,6 +121,9 @@ export const SETTINGS_CONTEXT = {
   allowPrivateSources: 'harvester:allowPrivateSources',
   sharedSecretRefs: 'harvester:sharedSecretRefs',
   sourceBuckets: 'harvester:sourceBuckets',
+  changeFeed: 'harvester:changeFeed',
+  changeFeedIncludesData: 'harvester:changeFeedIncludesData',
+  itemsPointInTimeRecovery: 'harvester:itemsPointInTimeRecovery',
 } as const satisfies Record<keyof HarvesterSettings, string>;
 
 /**
@@ -220,6 +244,16 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
         DEFAULT_SETTINGS.sourceBuckets,
       k.sourceBuckets,
     ),
+    changeFeed:
+      props.changeFeed ?? contextBoolean(ctx('changeFeed'), k.changeFeed) ?? DEFAULT_SETTINGS.changeFeed,
+    changeFeedIncludesData:
+      props.changeFeedIncludesData ??
+      contextBoolean(ctx('changeFeedIncludesData'), k.changeFeedIncludesData) ??
+      DEFAULT_SETTINGS.changeFeedIncludesData,
+    itemsPointInTimeRecovery:
+      props.itemsPointInTimeRecovery ??
+      contextBoolean(ctx('itemsPointInTimeRecovery'), k.itemsPointInTimeRecovery) ??
+      DEFAULT_SETTINGS.itemsPointInTimeRecovery,
   };
 }
 

@@ -1,6 +1,7 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AdminApi } from './constructs/admin-api.js';
+import { ChangeFeed } from './constructs/change-feed.js';
 import { DataTables } from './constructs/data-tables.js';
 import { Messaging } from './constructs/messaging.js';
 import { Notifications } from './constructs/notifications.js';
@@ -26,6 +27,8 @@ export class HarvesterStack extends Stack {
   readonly adminApi: AdminApi;
   readonly notifications: Notifications;
   readonly observability: Observability;
+  /** The change feed's pipes and enrichment function, when the `changeFeed` setting is on. */
+  readonly changeFeed: ChangeFeed | undefined;
 
   constructor(scope: Construct, id: string, props: HarvesterStackProps = {}) {
     super(scope, id, props);
@@ -34,7 +37,11 @@ export class HarvesterStack extends Stack {
     const retention = settings.deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const functions = { tracing: settings.tracing, removalPolicy: retention };
 
-    this.tables = new DataTables(this, 'Tables', { deletionProtection: settings.deletionProtection });
+    this.tables = new DataTables(this, 'Tables', {
+      deletionProtection: settings.deletionProtection,
+      itemsStream: settings.changeFeed,
+      itemsPointInTimeRecovery: settings.itemsPointInTimeRecovery,
+    });
     this.messaging = new Messaging(this, 'Messaging');
     const environment = (scheduleGroupName: string) =>
       baseEnvironment({ tables: this.tables, messaging: this.messaging, scheduleGroupName, settings });
@@ -59,6 +66,14 @@ export class HarvesterStack extends Stack {
       sourceBuckets: settings.sourceBuckets,
     });
     this.adminApi = new AdminApi(this, 'Api', { ...shared, sharedSecretRefs: settings.sharedSecretRefs });
+    this.changeFeed = settings.changeFeed
+      ? new ChangeFeed(this, 'ChangeFeed', {
+          ...functions,
+          items: this.tables.items,
+          bus: this.messaging.bus,
+          includeData: settings.changeFeedIncludesData,
+        })
+      : undefined;
 
     this.notifications = new Notifications(this, 'Notifications', {
       bus: this.messaging.bus,

@@ -8,6 +8,10 @@ import { type KeyAttribute, TABLES, type TableDefinition } from '../../lib/resou
 export interface DataTablesProps {
   /** Deletion protection on every table; protected tables are also RETAINed when the stack goes. */
   readonly deletionProtection: boolean;
+  /** A stream of new images on the Items table, which the change feed reads. Default off. */
+  readonly itemsStream?: boolean;
+  /** Point-in-time recovery on the Items table (export to S3 needs it). Default on. */
+  readonly itemsPointInTimeRecovery?: boolean;
 }
 
 /** Which table of {@link TABLES}. */
@@ -37,7 +41,7 @@ export class DataTables extends Construct {
 
   constructor(scope: Construct, id: string, props: DataTablesProps) {
     super(scope, id);
-    const make = (key: TableKey): dynamodb.Table => this.table(key, TABLES[key], props.deletionProtection);
+    const make = (key: TableKey): dynamodb.Table => this.table(key, TABLES[key], props);
     this.syncRuns = make('syncRuns');
     this.sources = make('sources');
     this.deadLetters = make('deadLetters');
@@ -76,17 +80,28 @@ export class DataTables extends Construct {
     });
   }
 
-  private table(key: TableKey, def: TableDefinition, deletionProtection: boolean): dynamodb.Table {
+  private table(key: TableKey, def: TableDefinition, props: DataTablesProps): dynamodb.Table {
+    const { deletionProtection } = props;
+    const items = key === 'items';
     const table = new dynamodb.Table(this, key.charAt(0).toUpperCase() + key.slice(1), {
       partitionKey: attribute(def.partitionKey),
       sortKey: def.sortKey ? attribute(def.sortKey) : undefined,
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      pointInTimeRecoverySpecification: {
+        pointInTimeRecoveryEnabled: !items || props.itemsPointInTimeRecovery !== false,
+      },
+      ...(items && props.itemsStream ? { stream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection,
       timeToLiveAttribute: def.ttlAttribute,
       removalPolicy: deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
+    if (items && props.itemsPointInTimeRecovery === false)
+      Validations.of(table).acknowledge({
+        id: 'AwsSolutions-DDB3',
+        reason:
+          'Turned off by the itemsPointInTimeRecovery setting: items can be harvested again from their sources; runs and dead letters keep recovery.',
+      });
     for (const index of def.indexes) {
       table.addGlobalSecondaryIndex({
         indexName: index.indexName,

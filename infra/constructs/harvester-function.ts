@@ -21,7 +21,7 @@ import { SERVICE_NAME } from '../settings.js';
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The Lambda entry points under `functions/`, one thin file per function. */
-export type FunctionEntry = 'page-worker' | 'reaper' | 'dlq-drain' | 'api' | 'start-run';
+export type FunctionEntry = 'page-worker' | 'reaper' | 'dlq-drain' | 'api' | 'start-run' | 'change-feed';
 
 /**
  * esbuild emits ESM, and a few CommonJS dependencies still call `require` for Node built-ins;

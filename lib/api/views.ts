@@ -50,9 +50,13 @@ export function runSummary(
     // (a later run may have resolved some since).
     const failedAgain = run.errorCount ?? openDeadLetters;
     const since = openDeadLetters < failedAgain ? `; ${failedAgain - openDeadLetters} resolved since` : '';
-    if (processed === 0 && failedAgain === 0) return 'nothing to retry: no open dead letters';
-    if (processed === 0) return `fixed nothing: ${failedAgain} still failing${since ? since : ' in DLQ'}`;
-    return `recovered ${processed}, ${failedAgain} still failing${since ? since : ' in DLQ'}`;
+    // Entries resolved because their entity is gone from the source: nothing was stored for them.
+    const gone = run.progress.gone ?? 0;
+    const goneText = gone > 0 ? `, ${gone} gone from the source` : '';
+    if (processed === 0 && gone === 0 && failedAgain === 0) return 'nothing to retry: no open dead letters';
+    if (processed === 0 && gone === 0)
+      return `fixed nothing: ${failedAgain} still failing${since ? since : ' in DLQ'}`;
+    return `recovered ${processed}${goneText}, ${failedAgain} still failing${since ? since : ' in DLQ'}`;
   }
   const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
   const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';

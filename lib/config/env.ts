@@ -103,6 +103,13 @@ export const EnvSchema = z.object({
   CURSOR_KEY_SECRET_ARN: name.optional(),
   /** Local alternative: the cursor signing key itself. Unset locally: a random key per process. */
   HARVESTER_CURSOR_KEY: z.string().min(32, 'at least 32 characters').optional(),
+  /**
+   * Local runtime: deliver the change feed (`Entity Changed` / `Entity Tombstoned` on the bus) from
+   * the Items table's stream, as the stack's `changeFeed` setting does on AWS. Default false.
+   */
+  CHANGE_FEED: flag.optional(),
+  /** Change events carry the entity's data (the stack's `changeFeedIncludesData`). Default false. */
+  CHANGE_FEED_INCLUDES_DATA: flag.optional(),
 });
 
 /** Where source URLs may point and which secrets sources may use (see lib/connectors/url-policy.ts). */
@@ -136,6 +143,8 @@ export interface HarvesterConfig {
   readonly sourcePolicy: SourcePolicyConfig;
   readonly cursorKeySecretArn: string | undefined;
   readonly cursorKey: string | undefined;
+  /** The change feed: whether the local runtime delivers it, and whether events carry data. */
+  readonly changeFeed: { readonly enabled: boolean; readonly includeData: boolean };
 }
 
 /** Raised at cold start when the environment is unusable; the message lists each bad variable. */
@@ -191,5 +200,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     },
     cursorKeySecretArn: e.CURSOR_KEY_SECRET_ARN,
     cursorKey: e.HARVESTER_CURSOR_KEY,
+    changeFeed: { enabled: e.CHANGE_FEED ?? false, includeData: e.CHANGE_FEED_INCLUDES_DATA ?? false },
   };
 }

@@ -326,6 +326,8 @@ export async function commitAndContinue(
     total: number | null;
     /** Items the page tombstoned (reconciliation's tombstone pass). */
     tombstoned?: number;
+    /** Dead letters the page resolved as gone (retry-failed). */
+    gone?: number;
     /** The page's watermark ceiling (a tie group read by position); kept per partition. */
     ceiling?: string | null;
     /** The entities the page read (a partition keeps its latest version and the ids at it). */
@@ -346,6 +348,7 @@ export async function commitAndContinue(
       errors: page.errors,
       total: page.total,
       ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
+      ...(page.gone ? { gone: page.gone } : {}),
       now: deps.clock.now(),
     });
   } catch (error) {

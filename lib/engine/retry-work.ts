@@ -102,6 +102,7 @@ export async function retryFailedPage(context: StepContext): Promise<StepResult>
       processed: loaded.loaded,
       errors: loaded.failed + failed.length,
       total: null,
+      gone: gone.length,
     },
     async () => {
       for (const entry of resolved) await deps.deadLetters.resolve(run.sourceId, entry.entryId);

@@ -64,10 +64,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_ENDPOINT_URL: emulator.endpoint,
       HARVESTER_PREFIX: options.prefix ?? 'harvester',
       LOG_LEVEL: options.logLevel ?? 'WARN',
+      // The change feed, as the stack's setting turns it on (`CHANGE_FEED=true harvester local`).
+      ...(env.CHANGE_FEED ? { CHANGE_FEED: env.CHANGE_FEED } : {}),
+      ...(env.CHANGE_FEED_INCLUDES_DATA ? { CHANGE_FEED_INCLUDES_DATA: env.CHANGE_FEED_INCLUDES_DATA } : {}),
     });
     const clients = createAwsClients({ region: config.region, endpoint: emulator.endpoint });
     cleanups.push(() => destroyAwsClients(clients));
-    const resources = await bootstrapResources(clients, config.names);
+    const resources = await bootstrapResources(clients, config.names, {
+      changeFeed: config.changeFeed.enabled,
+    });
     const engine = createEngineDeps({
       config,
       clients,
@@ -82,6 +87,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.workers === undefined ? {} : { workers: options.workers }),
       ...(options.processWorkers === undefined ? {} : { processWorkers: options.processWorkers }),
       ...(options.reaperIntervalMs === undefined ? {} : { reaperIntervalMs: options.reaperIntervalMs }),
+      ...(config.changeFeed.enabled ? { changeFeed: { includeData: config.changeFeed.includeData } } : {}),
       workerEnv: {
         AWS_ENDPOINT_URL: emulator.endpoint,
         AWS_REGION: config.region,

@@ -73,6 +73,11 @@ export interface Progress {
    * restarts (a restarted pass skips what is already tombstoned). Absent until one is.
    */
   readonly tombstoned?: number;
+  /**
+   * Retry-failed runs: dead letters resolved because their entity is gone from the source (404/410,
+   * or answered with another record), nothing stored. Absent until one is.
+   */
+  readonly gone?: number;
 }
 
 export interface RunFailure {

@@ -30,6 +30,7 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
       pages: progress.pages ?? 0,
       // Stored beside progress, not in it: a restart from scratch resets progress, not this count.
       ...(typeof item.tombstoned === 'number' ? { tombstoned: item.tombstoned } : {}),
+      ...(typeof item.gone === 'number' ? { gone: item.gone } : {}),
     },
     errorCount: (item.errorCount ?? 0) as number,
     heartbeatAt: item.heartbeatAt as number,

@@ -58,6 +58,8 @@ export interface PageCommit {
   readonly total?: number | null;
   /** Items this page tombstoned (reconciliation's tombstone pass); added to the run's `tombstoned`. */
   readonly tombstoned?: number;
+  /** Dead letters this page resolved as gone (retry-failed); added to the run's `gone`. */
+  readonly gone?: number;
   readonly now: number;
 }
 
@@ -326,6 +328,7 @@ export class SyncRunStore {
     const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
     const setTotal = c.total !== undefined && c.total !== null;
     const addTombstoned = c.tombstoned !== undefined && c.tombstoned > 0;
+    const addGone = c.gone !== undefined && c.gone > 0;
     await this.update(
       c.runId,
       {
@@ -337,6 +340,7 @@ export class SyncRunStore {
           'errorCount = errorCount + :errors',
           ...(setTotal ? ['#progress.#total = :total'] : []),
           ...(addTombstoned ? ['tombstoned = if_not_exists(tombstoned, :none) + :tombstoned'] : []),
+          ...(addGone ? ['gone = if_not_exists(gone, :none) + :gone'] : []),
         ].join(', ')} REMOVE deferredUntil`,
         ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND nextPage = :page`,
         ExpressionAttributeNames: {
@@ -358,7 +362,9 @@ export class SyncRunStore {
           ':one': 1,
           ':now': c.now,
           ...(setTotal ? { ':total': c.total } : {}),
-          ...(addTombstoned ? { ':tombstoned': c.tombstoned, ':none': 0 } : {}),
+          ...(addTombstoned || addGone ? { ':none': 0 } : {}),
+          ...(addTombstoned ? { ':tombstoned': c.tombstoned } : {}),
+          ...(addGone ? { ':gone': c.gone } : {}),
         },
       },
       { epoch: c.epoch, page: c.page },

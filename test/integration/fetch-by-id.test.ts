@@ -81,7 +81,7 @@ describe('an issue transferred to another repository (GitHub answers with a redi
 
     const retry = await runToEnd(sourceId, 'dlq_retry');
 
-    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 0, progress: { processed: 0 } });
+    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 0, progress: { processed: 0, gone: 1 } });
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
     expect(await stored(sourceId, '42')).toBeUndefined();
     expect(await allBut(sourceId, '42')).toEqual(others);
@@ -112,7 +112,7 @@ describe('retry-failed of an item deleted at the source', () => {
 
     const retry = await runToEnd(sourceId, 'dlq_retry');
 
-    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 0, progress: { processed: 0 } });
+    expect(retry).toMatchObject({ state: 'succeeded', errorCount: 0, progress: { processed: 0, gone: 1 } });
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
   });
 });

@@ -208,6 +208,16 @@ describe('runSummary', () => {
       0,
       'nothing to retry: no open dead letters',
     ],
+    // Entries resolved as gone stored nothing, yet the run did resolve them.
+    [
+      {
+        mode: 'dlq_retry' as const,
+        state: 'succeeded' as const,
+        progress: { processed: 0, total: null, pages: 1, gone: 2 },
+      },
+      1,
+      'recovered 0, 2 gone from the source, 1 still failing in DLQ',
+    ],
   ])('summarizes %j with %i open dead letters', (run, open, text) => {
     expect(runSummary(run, open)).toBe(text);
   });

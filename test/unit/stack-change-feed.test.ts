@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { addHarvester } from '../../infra/harvester-app.js';
+import type { HarvesterStack } from '../../infra/stack.js';
+
+// Bundling skipped (`aws:cdk:bundling-stacks: []`): only the template matters here, so this stays fast.
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+  context: Record<string, unknown>;
+};
+
+function synth(context: Record<string, unknown>) {
+  const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = addHarvester(app);
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+const idOf = (stack: HarvesterStack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+describe('the change feed setting', () => {
+  const on = synth({ 'harvester:changeFeed': 'true' });
+  const items = () =>
+    on.template.findResources('AWS::DynamoDB::Table')[idOf(on.stack, on.stack.tables.items)]!;
+
+  it('puts a new-image stream on the Items table and two pipes to the bus, one a detail type', () => {
+    const pipes = Object.values(on.template.findResources('AWS::Pipes::Pipe'));
+    const streamArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.tables.items), 'StreamArn'] };
+
+    expect(items().Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
+    expect(pipes).toHaveLength(2);
+    expect(
+      pipes
+        .map((p) => p.Properties.TargetParameters.EventBridgeEventBusParameters)
+        .sort((a, b) => (a.DetailType < b.DetailType ? -1 : 1)),
+    ).toEqual([
+      { DetailType: 'Entity Changed', Source: 'harvester' },
+      { DetailType: 'Entity Tombstoned', Source: 'harvester' },
+    ]);
+    for (const pipe of pipes) {
+      expect(pipe.Properties.Source).toEqual(streamArn);
+      expect(pipe.Properties.Target).toEqual({
+        'Fn::GetAtt': [idOf(on.stack, on.stack.messaging.bus), 'Arn'],
+      });
+      const pattern = JSON.parse(pipe.Properties.SourceParameters.FilterCriteria.Filters[0].Pattern);
+      expect(pattern.dynamodb.NewImage.lastWrite.S).toHaveLength(1);
+    }
+  });
+
+  it('gives each pipe a role that reads only this stream, invokes only the enrichment and puts only on this bus', () => {
+    const fnArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.changeFeed!.enrichment.fn), 'Arn'] };
+    for (const role of on.stack.changeFeed!.roles) {
+      const roleId = idOf(on.stack, role);
+      const statements = Object.values(on.template.findResources('AWS::IAM::Policy'))
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
+        .flatMap(
+          (p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+        );
+      expect(statements.map((s) => [s.Action, s.Resource])).toEqual([
+        [
+          ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+          { 'Fn::GetAtt': [idOf(on.stack, on.stack.tables.items), 'StreamArn'] },
+        ],
+        ['dynamodb:ListStreams', '*'],
+        ['lambda:InvokeFunction', fnArn],
+        ['events:PutEvents', { 'Fn::GetAtt': [idOf(on.stack, on.stack.messaging.bus), 'Arn'] }],
+      ]);
+    }
+    // The enrichment reads and writes nothing: its role has logs and tracing only.
+    const enrichmentRole = idOf(on.stack, on.stack.changeFeed!.enrichment.role);
+    const actions = Object.values(on.template.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(enrichmentRole))
+      .flatMap((p) =>
+        (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action),
+      );
+    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual([]);
+  });
+
+  it('leaves no unacknowledged cdk-nag finding', () => {
+    const findings = new AwsSolutionsChecks()
+      .validateScope(on.app)
+      .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`));
+    expect(findings).toEqual([]);
+  });
+
+  it('is off by default: no stream, no pipe; point-in-time recovery on the Items table unless turned off', () => {
+    const off = synth({});
+    const noPitr = synth({ 'harvester:itemsPointInTimeRecovery': 'false' });
+    const itemsOf = (s: ReturnType<typeof synth>) =>
+      s.template.findResources('AWS::DynamoDB::Table')[idOf(s.stack, s.stack.tables.items)]!.Properties;
+
+    expect(off.template.findResources('AWS::Pipes::Pipe')).toEqual({});
+    expect(itemsOf(off).StreamSpecification).toBeUndefined();
+    expect(itemsOf(off).PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(itemsOf(noPitr).PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: false });
+  });
+});
