@@ -1,4 +1,5 @@
 import { ClassifiedError } from '../retry/errors.js';
+import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
 import { atPrecision, type SincePrecision } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
@@ -106,9 +107,23 @@ export function initialPosition(since: string | null, window?: TimeWindow): Keys
   return until === null ? { at, ids: [] } : { at, ids: [], until };
 }
 
-/** Encodes a position as the cursor the engine checkpoints (opaque to it). */
+/**
+ * Encodes a position as the cursor the engine checkpoints (opaque to it). Long ids are kept as
+ * digests (lib/run/compact-ids.ts), so the cursor's size does not depend on the source's id length.
+ */
 export function encodePosition(position: KeysetPosition): string {
-  return PREFIX + Buffer.from(JSON.stringify(position)).toString('base64url');
+  return PREFIX + Buffer.from(JSON.stringify(compacted(position))).toString('base64url');
+}
+
+/** The position with its ids (and those of the position a stretch check resumes at) compacted. */
+function compacted(position: KeysetPosition): KeysetPosition {
+  const { check } = position;
+  return {
+    ...position,
+    ids: position.ids.map(compactId),
+    ...(position.before ? { before: position.before.map(compactId) } : {}),
+    ...(check ? { check: { ...check, resume: check.resume === null ? null : compacted(check.resume) } } : {}),
+  };
 }
 
 /**
@@ -255,7 +270,7 @@ export function advance(
   refuseUnsorted(position.at, keys, continuation.precision);
   if (position.check !== undefined)
     return checkStep(position, position.check, keys, sourceNext, continuation);
-  const delivered = new Set([...position.ids, ...(position.before ?? [])]);
+  const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   let bounded = false;
   const deliver = keys.map((key) => {

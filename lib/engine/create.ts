@@ -14,6 +14,7 @@ import { ItemListing } from '../store/item-listing.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
 import { PartitionStore } from '../store/partitions.js';
+import { PositionStore } from '../store/positions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
@@ -72,6 +73,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
   return {
     runs,
     partitions: new PartitionStore(clients.doc, runs),
+    positions: new PositionStore(clients.doc, config.names.syncRunsTable),
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),

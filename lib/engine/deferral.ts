@@ -11,6 +11,7 @@ import { pageRef, pageScope } from './page-scope.js';
 import { reservedSlot } from './rate-budget.js';
 import type { StepContext, StepResult } from './step.js';
 import { isTombstoneSlice } from './tombstone-cursor.js';
+import { deliverOrFail } from './undeliverable.js';
 
 /**
  * Defers the step's page to `untilMs` (DESIGN §5): records the pause on the run, re-enqueues the
@@ -39,7 +40,7 @@ export async function deferPage(
   const { budgetSlot: _spent, ...rest } = message;
   const slot = reservedSlot(context);
   const deferred = { ...rest, deferred: true, attempts, ...(slot ? { budgetSlot: slot } : {}) };
-  const via = await deps.queue.sendAt(deferred, untilMs, now);
+  const via = await deliverOrFail(deps, deferred, () => deps.queue.sendAt(deferred, untilMs, now));
   await chain.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
   context.log.info('page deferred', {

@@ -9,6 +9,7 @@ import type { ItemListing } from '../store/item-listing.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
 import type { PartitionStore } from '../store/partitions.js';
+import type { PositionStore } from '../store/positions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
@@ -47,6 +48,8 @@ export interface EngineDeps {
   readonly runs: SyncRunStore;
   /** The partitions of partitioned runs (stored on the run's own item). */
   readonly partitions: PartitionStore;
+  /** Positions too large to travel on a message, stored by reference (lib/engine/positions.ts). */
+  readonly positions: PositionStore;
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;

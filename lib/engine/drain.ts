@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
 import { isActive, type SyncRun } from '../run/model.js';
@@ -9,10 +8,11 @@ import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { chainPosition, pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
+import { carriedPosition, resolvedPosition } from './positions.js';
 import { listRetrySlice } from './retry-work.js';
+import { PageUndeliverableError, settleMalformed } from './undeliverable.js';
 
-/** The source id under which messages that name no source are filed. */
-export const UNKNOWN_SOURCE = '_unknown';
+export { UNKNOWN_SOURCE } from './undeliverable.js';
 
 /** What the drain did with one message from the page DLQ. */
 export type DrainResult =
@@ -21,18 +21,10 @@ export type DrainResult =
   | { readonly outcome: 'continued'; readonly entryIds: readonly string[] }
   | { readonly outcome: 'failed_run'; readonly entryId: string };
 
-function jsonField(body: string, field: string): string | undefined {
-  try {
-    const value = (JSON.parse(body) as Record<string, unknown>)[field];
-    return typeof value === 'string' && value.length > 0 && value.length <= 128 ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Turns a message the page queue gave up on into a dead_letters entry and settles its run
- * (DESIGN §6): a malformed message is filed with its body excerpt; a poison page of the run's
+ * (DESIGN §6): a malformed message is filed with its body excerpt (and ends its run `failed` when
+ * it is the page the run waits for: no copy of it can be read); a poison page of the run's
  * current epoch is recorded and the run continues past it when the connector can compute the
  * next cursor, or ends `failed` with its checkpoint intact — never left running. A retry-failed
  * run's page is not a source page: see {@link drainRetrySlice}.
@@ -48,22 +40,11 @@ export async function drainDeadMessage(
     message = parsePageMessage(body);
   } catch (error) {
     if (!(error instanceof MalformedMessageError)) throw error;
-    const digest = createHash('sha256').update(body).digest('hex').slice(0, 32);
-    const entryId = await deps.deadLetters.record({
-      sourceId: jsonField(body, 'sourceId') ?? UNKNOWN_SOURCE,
-      kind: 'page',
-      ref: `malformed:${digest}`,
-      errorClass: 'permanent',
-      reason: `malformed page message: ${error.message}`,
-      attempts: receiveCount,
-      runId: jsonField(body, 'runId') ?? 'unknown',
-      page: 0,
-      payload: body,
-      now,
-    });
-    deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'malformed' });
-    deps.logger.error('malformed message drained into dead_letters', { entryId, reason: error.message });
-    return { outcome: 'malformed', entryId };
+    // Filed; and when it is the page its run still waits for, that run ends failed: no copy of
+    // it can ever be read, and the reaper would otherwise keep re-sending it.
+    const settled = await settleMalformed(deps, body, error.message, receiveCount);
+    if (settled?.endedRun) return { outcome: 'failed_run', entryId: settled.entryId };
+    return { outcome: 'malformed', entryId: settled?.entryId ?? '' };
   }
   const run = await deps.runs.get(message.runId);
   const chain = run ? chainPosition(run, message.partition) : undefined;
@@ -117,7 +98,11 @@ export async function drainDeadMessage(
     config?.success &&
     connector.manifestFor(config.data).cursorComputableWithoutResponse
   ) {
-    const cursor = connector.nextCursorWithoutResponse(config.data, message.cursor);
+    const computed = connector.nextCursorWithoutResponse(
+      config.data,
+      await resolvedPosition(deps, message.cursor),
+    );
+    const cursor = await carriedPosition(deps, run.runId, undefined, message.page + 1, computed);
     try {
       await deps.runs.commitPage({
         runId: run.runId,
@@ -134,7 +119,12 @@ export async function drainDeadMessage(
       throw error;
     }
     const { deferred: _deferred, attempts: _attempts, ...rest } = message;
-    await sendPage(deps, { ...rest, page: message.page + 1, cursor });
+    try {
+      await sendPage(deps, { ...rest, page: message.page + 1, cursor });
+    } catch (error) {
+      if (error instanceof PageUndeliverableError) return { outcome: 'failed_run', entryId };
+      throw error;
+    }
     return { outcome: 'continued', entryIds: [entryId] };
   }
   await endRun(deps, run, {

@@ -3,6 +3,7 @@ import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
 import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
+import { deliverOrFail } from './undeliverable.js';
 
 /*
  * Handing a page to the queue (DESIGN §4.10). The write that makes a page due (creation, commit,
@@ -12,9 +13,12 @@ import type { EngineDeps } from './deps.js';
  * sent again at the same epoch, never restarted.
  */
 
-/** Sends a page message now and confirms its handoff on the run. */
+/**
+ * Sends a page message now and confirms its handoff on the run. A message that cannot be
+ * delivered at all ends the run failed and throws `PageUndeliverableError` (see undeliverable.ts).
+ */
 export async function sendPage(deps: EngineDeps, message: PageMessage): Promise<void> {
-  await deps.queue.send(message);
+  await deliverOrFail(deps, message, () => deps.queue.send(message));
   await chainOf(deps, message.partition).confirmSent(
     message.runId,
     message.epoch,

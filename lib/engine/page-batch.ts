@@ -1,12 +1,19 @@
 import type { SQSRecord } from 'aws-lambda';
-import { PageMessageSchema, parsePageMessage } from '../queue/page-message.js';
+import {
+  MalformedMessageError,
+  type PageMessage,
+  PageMessageSchema,
+  parsePageMessage,
+} from '../queue/page-message.js';
 import type { EngineDeps } from './deps.js';
 import { processPage } from './page-step.js';
 import type { StepResult } from './step.js';
+import { settleMalformed, UNDELIVERABLE } from './undeliverable.js';
 
 /**
- * Handles one SQS record of the page queue: parse, then the page step. A malformed body or an
- * unexpected error throws, so the record is reported failed (partial batch response) and SQS
+ * Handles one SQS record of the page queue: parse, then the page step. A malformed body that
+ * names the page its run expects ends that run failed (see undeliverable.ts); any other
+ * malformed body or an unexpected error throws, so the record is reported failed (partial batch response) and SQS
  * redelivers it; after `maxReceiveCount` deliveries it moves to the page DLQ, where the drain
  * turns it into a dead letter. Both the Lambda handler and the local runtime call this.
  */
@@ -14,7 +21,17 @@ export async function handlePageRecord(
   deps: EngineDeps,
   record: Pick<SQSRecord, 'body' | 'messageId'>,
 ): Promise<StepResult> {
-  const message = parsePageMessage(record.body);
+  let message: PageMessage;
+  try {
+    message = parsePageMessage(record.body);
+  } catch (error) {
+    if (!(error instanceof MalformedMessageError)) throw error;
+    // Unreadable now, unreadable on every delivery: when it is the page its run waits for, the
+    // run ends failed at once instead of after the redrive (and the reaper's re-sends).
+    const settled = await settleMalformed(deps, record.body, error.message, 1, { onlyIfExpected: true });
+    if (settled?.endedRun) return { outcome: 'failed', reason: UNDELIVERABLE };
+    throw error;
+  }
   return processPage(deps, message);
 }
 

@@ -19,6 +19,7 @@ import { retryFailedPage } from './retry-work.js';
 import type { RunParams } from './start-run.js';
 import { isOwnershipLoss, type StepContext, type StepResult } from './step.js';
 import { isTombstoneSlice } from './tombstone-cursor.js';
+import { PageUndeliverableError, UNDELIVERABLE } from './undeliverable.js';
 
 /**
  * Processes one page message (DESIGN §1): drop it if stale, fetch with in-memory retries, load,
@@ -62,6 +63,10 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
       deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });
       log.info('worker no longer owns the run; stopping', { reason: error.name });
       return { outcome: 'stopped', reason: error.name };
+    }
+    if (error instanceof PageUndeliverableError) {
+      // The run was ended failed: its next page cannot be delivered. Nothing to redeliver.
+      return { outcome: 'failed', reason: UNDELIVERABLE };
     }
     if (error instanceof DuplicatePageError || error instanceof PageOutOfOrderError) {
       // Another delivery of this page took it between our read and our claim.

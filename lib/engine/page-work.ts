@@ -14,6 +14,7 @@ import { endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { pageMessage, sendPage } from './handoff.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
+import { carriedPosition, POSITION_TOO_LARGE, PositionTooLargeError, resolvedPosition } from './positions.js';
 import { ownedSleep, RateBudgetWaitError } from './rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from './request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
@@ -87,10 +88,11 @@ export async function fetchWithRetry(
   trail?: RequestTrail,
 ): Promise<RetryOutcome<FetchedPage>> {
   const { connector, config, params } = context;
-  return retryOwned(context, () =>
+  return retryOwned(context, async () =>
     connector.fetchPage(
       scope?.config ?? config,
-      cursor,
+      // A stored position is read in the attempt: if it is gone, the page fails for good.
+      await resolvedPosition(context.deps, cursor),
       scope
         ? connectorContext(context, scope.since, scope.window, trail)
         : connectorContext(context, effectiveSince(connector, params), undefined, trail),
@@ -296,7 +298,7 @@ async function pageDeadLettered(
   if (manifest.cursorComputableWithoutResponse && connector.nextCursorWithoutResponse) {
     context.log.warn('page dead-lettered; continuing with the computed next cursor', { reason });
     return commitAndContinue(context, {
-      cursor: connector.nextCursorWithoutResponse(config, message.cursor),
+      cursor: connector.nextCursorWithoutResponse(config, await resolvedPosition(deps, message.cursor)),
       watermark: (context.partition ?? run).checkpoint?.watermark ?? startingWatermark(context.params),
       processed: 0,
       errors: 1,
@@ -337,13 +339,20 @@ export async function commitAndContinue(
   onCommitted?: () => Promise<void>,
 ): Promise<StepResult> {
   const { deps, run, message } = context;
-  if (context.partition) return commitPartitionPage(context, context.partition, page);
+  let cursor: string | null;
+  try {
+    cursor = await carriedPosition(deps, run.runId, message.partition, message.page + 1, page.cursor);
+  } catch (error) {
+    if (error instanceof PositionTooLargeError) return failPositionTooLarge(context, error);
+    throw error;
+  }
+  if (context.partition) return commitPartitionPage(context, context.partition, { ...page, cursor });
   try {
     await deps.runs.commitPage({
       runId: run.runId,
       epoch: run.epoch,
       page: message.page,
-      checkpoint: { cursor: page.cursor, watermark: page.watermark },
+      checkpoint: { cursor, watermark: page.watermark },
       processed: page.processed,
       errors: page.errors,
       total: page.total,
@@ -359,12 +368,27 @@ export async function commitAndContinue(
   deps.metrics.count(METRIC.pagesCommitted);
   await onCommitted?.();
   await context.checkpointHook('afterCommit');
-  if (page.cursor === null) {
+  if (cursor === null) {
     // The watermark just committed with the last page: no need to read the run back.
     await finishSucceeded(deps, run, page.watermark);
     return { outcome: 'committed', next: 'finished' };
   }
   if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-  await sendPage(deps, pageMessage(run, message.page + 1, page.cursor));
+  await sendPage(deps, pageMessage(run, message.page + 1, cursor));
   return { outcome: 'committed', next: 'enqueued' };
+}
+
+/** A position larger than a run may keep: the run ends failed at its last checkpoint, saying why. */
+async function failPositionTooLarge(context: StepContext, error: PositionTooLargeError): Promise<StepResult> {
+  const { deps, run } = context;
+  context.log.error('the next position is too large to keep; the run ends failed', { reason: error.message });
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: {
+      reason: POSITION_TOO_LARGE,
+      message: `${error.message}. A keyset position names the records read at one modification time; a smaller page size keeps it smaller.`,
+    },
+  });
+  return { outcome: 'failed', reason: POSITION_TOO_LARGE };
 }

@@ -102,7 +102,7 @@ export async function failCrashLoop(
 
 /**
  * A run whose handed-over page was never taken and whose checkpoint has outlived the freshness
- * budget restarts from scratch (DESIGN §5). The restart counts against the run's restart budget:
+ * budget restarts from scratch (see docs/limits.md). The restart counts against the run's restart budget:
  * a page lost after every commit would otherwise restart the run every 6 hours forever. Past the
  * budget the run ends `failed` with `restart_limit`.
  */

@@ -11,6 +11,7 @@ import { resendExpectedPage } from './handoff.js';
 import { reapPartitioned } from './partition-reaper.js';
 import { adoptedParams, failCrashLoop, restartStale, sourceNow } from './reaper-shared.js';
 import { rearm } from './restart.js';
+import { PageUndeliverableError, UNDELIVERABLE } from './undeliverable.js';
 
 /** What one reaper pass did, run by run. */
 export interface ReapReport {
@@ -44,6 +45,11 @@ export async function reap(deps: EngineDeps): Promise<ReapReport> {
         actions.push({ runId: candidate.runId, verdict: outcome.verdict, action: outcome.action });
       if (outcome?.kind === 'waiting') waiting.push({ runId: candidate.runId, since: outcome.since });
     } catch (error) {
+      if (error instanceof PageUndeliverableError) {
+        // The page it would send again can never be delivered: the run was ended failed.
+        actions.push({ runId: candidate.runId, verdict: UNDELIVERABLE, action: 'fail' });
+        continue;
+      }
       if (error instanceof StoreError) {
         // Another reaper or the worker itself got there first: nothing to do.
         deps.logger.info('reaper lost a race; skipping', { runId: candidate.runId, reason: error.name });
@@ -94,7 +100,7 @@ async function reapOne(deps: EngineDeps, runId: string, now: number): Promise<Re
   }
   if (silence.kind === 'resend') {
     if (run.nextPage > 1 && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
-      // The checkpoint the page would continue from is stale (DESIGN §5): start over, counted.
+      // The checkpoint the page would continue from is stale: start over, counted.
       const verdict = await restartStale(deps, run);
       return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }

@@ -8,7 +8,9 @@ import type { StepContext } from './step.js';
  * import circle.
  */
 
-const PREFIX = 'tombstones:';
+/** The prefix of every tombstone slice cursor. */
+export const TOMBSTONE_SLICE = 'tombstones:';
+const PREFIX = TOMBSTONE_SLICE;
 
 /** True for the cursor of a tombstone slice (as opposed to a listing cursor). */
 export function isTombstoneSlice(cursor: string | null): cursor is string {

@@ -3,6 +3,7 @@ import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-sch
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { RELIABILITY } from '../config/constants.js';
 import type { PageMessage } from './page-message.js';
+import { refusesTheMessage, sendableBody, UnsendableMessageError } from './sendable.js';
 
 /** Where deferred pages go when the wait is longer than SQS can delay. */
 export interface DeferralTarget {
@@ -62,14 +63,20 @@ export class PageQueue {
     private readonly maxQueueDelayMs: number = RELIABILITY.maxQueueDelayMs,
   ) {}
 
-  /** Sends a page message, optionally delayed by up to 900 s. */
+  /**
+   * Sends a page message, optionally delayed by up to 900 s.
+   * @throws UnsendableMessageError when the message cannot be delivered at all (see `sendable.ts`).
+   */
   async send(message: PageMessage, delaySeconds = 0): Promise<void> {
-    await this.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: this.queueUrl,
-        MessageBody: JSON.stringify(message),
-        DelaySeconds: Math.max(0, Math.min(900, Math.ceil(delaySeconds))),
-      }),
+    const body = sendableBody(message);
+    await refusedAsUnsendable(() =>
+      this.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: body,
+          DelaySeconds: Math.max(0, Math.min(900, Math.ceil(delaySeconds))),
+        }),
+      ),
     );
   }
 
@@ -81,26 +88,42 @@ export class PageQueue {
       await this.send(message, delaySeconds);
       return { via: 'queue', delaySeconds };
     }
-    if (!this.deferral) throw new Error('no Scheduler target configured for deferrals beyond 900 s');
+    const deferral = this.deferral;
+    if (!deferral) throw new Error('no Scheduler target configured for deferrals beyond 900 s');
+    const body = sendableBody(message);
     const name = deferralScheduleName(message, untilMs);
     const at = atExpression(untilMs);
     // No ConflictException handling: names are unique per deferral, so a conflict is a real
     // error, and swallowing it would leave the page without a wake-up.
-    await this.deferral.scheduler.send(
-      new CreateScheduleCommand({
-        Name: name,
-        GroupName: this.deferral.groupName,
-        ScheduleExpression: at,
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: this.deferral.queueArn,
-          RoleArn: this.deferral.roleArn,
-          Input: JSON.stringify(message),
-        },
-      }),
+    await refusedAsUnsendable(() =>
+      deferral.scheduler.send(
+        new CreateScheduleCommand({
+          Name: name,
+          GroupName: deferral.groupName,
+          ScheduleExpression: at,
+          ScheduleExpressionTimezone: 'UTC',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          ActionAfterCompletion: 'DELETE',
+          Target: {
+            Arn: deferral.queueArn,
+            RoleArn: deferral.roleArn,
+            Input: body,
+          },
+        }),
+      ),
     );
     return { via: 'schedule', name, at };
+  }
+}
+
+/** Runs a send; a refusal of the message itself (not of the moment) becomes {@link UnsendableMessageError}. */
+async function refusedAsUnsendable<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (!refusesTheMessage(error)) throw error;
+    throw new UnsendableMessageError(`the queue refused the page message: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }

@@ -97,6 +97,8 @@ export const TABLES = {
         sortKey: { name: 'heartbeatAt', type: 'N' },
       },
     ],
+    // Runs never expire; the positions stored beside them (lib/store/positions.ts) do.
+    ttlAttribute: 'expiresAt',
   },
   sources: {
     nameKey: 'sourcesTable',

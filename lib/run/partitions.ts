@@ -1,3 +1,4 @@
+import { compactId, idSet } from './compact-ids.js';
 import type { Checkpoint, Partition, SyncRun } from './model.js';
 import type { SilenceInput } from './silence.js';
 
@@ -142,7 +143,11 @@ export function latestPartitionCheckpoint(partitions: readonly Partition[]): Che
   return latest;
 }
 
-/** Most ids kept at a partition's latest version: beyond it, a tail pass asks the store (see `engine/tail-reads.ts`). */
+/**
+ * Most ids kept at a partition's latest version: beyond it, a tail pass asks the store (see
+ * `engine/tail-reads.ts`). Kept compact (compact-ids.ts): 64 partitions' ids stay ~100 KB of the
+ * run item whatever the source's id length.
+ */
 export const MAX_LATEST_IDS = 100;
 
 /**
@@ -156,13 +161,14 @@ export function advanceLatest(
   entities: readonly { id: string; version: string }[],
 ): { latest: string | null; latestIds: string[] } {
   let latest = previous.latest;
-  let ids = [...previous.latestIds];
+  let ids = previous.latestIds.map(compactId);
   for (const entity of entities) {
+    const id = compactId(entity.id);
     if (latest === null || entity.version > latest) {
       latest = entity.version;
-      ids = [entity.id];
-    } else if (entity.version === latest && !ids.includes(entity.id)) {
-      ids.push(entity.id);
+      ids = [id];
+    } else if (entity.version === latest && !ids.includes(id)) {
+      ids.push(id);
     }
   }
   return { latest, latestIds: ids.slice(0, MAX_LATEST_IDS) };
@@ -174,5 +180,6 @@ export function notReadYet<T extends { id: string; version: string }>(
   entities: readonly T[],
 ): T[] {
   if (partition.latest === null) return [...entities];
-  return entities.filter((e) => !(e.version === partition.latest && partition.latestIds.includes(e.id)));
+  const read = idSet(partition.latestIds);
+  return entities.filter((e) => !(e.version === partition.latest && read.has(e.id)));
 }

@@ -569,15 +569,16 @@ export class SyncRunStore {
       const { Items = [], LastEvaluatedKey } = await this.doc.send(
         new ScanCommand({
           TableName: this.tableName,
+          // Every run has a state; the positions stored in the same table have none.
           ...(options.state
             ? {
                 FilterExpression: '#state = :state',
                 ExpressionAttributeNames: { '#state': 'state' },
                 ExpressionAttributeValues: { ':state': options.state },
               }
-            : {}),
-          // Unfiltered, ask for exactly what is missing; filtered, read more per round.
-          Limit: options.state ? Math.max(limit - items.length, 100) : limit - items.length,
+            : { FilterExpression: 'attribute_exists(#state)', ExpressionAttributeNames: { '#state': 'state' } }),
+          // A filtered scan may return fewer than it reads: ask for more per round.
+          Limit: Math.max(limit - items.length, 100),
           ExclusiveStartKey: start,
         }),
       );

@@ -91,3 +91,19 @@ export function partitionTrialSeeds(kind: string, env: NodeJS.ProcessEnv = proce
       : Math.floor(Math.random() * 0x7fff_ffff);
   return Array.from({ length: count }, (_, i) => hash32(base, `partitions-${kind}`, i) >>> 1);
 }
+
+/**
+ * The seeds of the zoo trials: `CHAOS_SEED` alone when replaying, else `CHAOS_ZOO_TRIALS`
+ * (default 3) seeds derived from `CHAOS_BASE_SEED` (or a fresh random base). Each seed draws one
+ * source from the source zoo.
+ */
+export function zooTrialSeeds(env: NodeJS.ProcessEnv = process.env): number[] {
+  if (env.CHAOS_SEED !== undefined && env.CHAOS_SEED !== '') return [Number(env.CHAOS_SEED)];
+  const count = Number(env.CHAOS_ZOO_TRIALS ?? 3);
+  if (!Number.isSafeInteger(count) || count < 0) throw new Error('CHAOS_ZOO_TRIALS must be a whole number');
+  const base =
+    env.CHAOS_BASE_SEED !== undefined && env.CHAOS_BASE_SEED !== ''
+      ? Number(env.CHAOS_BASE_SEED)
+      : Math.floor(Math.random() * 0x7fff_ffff);
+  return Array.from({ length: count }, (_, i) => hash32(base, 'zoo', i) >>> 1);
+}

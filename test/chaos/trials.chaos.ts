@@ -40,6 +40,11 @@
  * `CONNECTOR_TRIALS` (`gitlab-issues` as a live trial over the fake source's GitLab shape,
  * `s3-objects` over a bucket on the emulator's S3 with `SlowDown` answers, see `s3-trial.ts`).
  *
+ * **Zoo trials.** `CHAOS_ZOO_TRIALS=N` (default 3) sources drawn from the source zoo (traits of
+ * real APIs, see `test/support/zoo/`), each harvested through the chaos environment (duplicate
+ * and re-sent messages, the worker process) while the source answers 5 % of requests with
+ * transient faults and 3 % with 429s: the zoo's invariants must hold (`zoo-trial.ts`).
+ *
  * `CHAOS_TRIALS=N` (default 30) sets the number of fresh seeds, `CHAOS_PARTITION_TRIALS=N`
  * (default 1) the seeds of each partition trial; `CHAOS_SEED=S` replays one trial's
  * plan (the interleaving of real workers is not replayed, so a rare race may need a few runs).
@@ -55,8 +60,9 @@ import {
   planTrial,
   type TrialPlan,
 } from './plan.js';
-import { connectorTrialSeed, partitionTrialSeeds, trialSeeds } from './rng.js';
+import { connectorTrialSeed, partitionTrialSeeds, trialSeeds, zooTrialSeeds } from './rng.js';
 import { runTrial, type TrialOutcome } from './trial.js';
+import { zooTrial } from './zoo-trial.js';
 
 const seeds = trialSeeds();
 let env: ChaosEnv;
@@ -113,6 +119,19 @@ describe('partition trials', () => {
       const outcome = await runTrial(env, plan);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
+    },
+  );
+});
+
+describe('zoo trials', () => {
+  // Sources drawn from the source zoo, under the chaos environment and the source's own faults.
+  const seeds = zooTrialSeeds();
+  it.skipIf(seeds.length === 0).each(seeds)(
+    'seed %i: a source drawn from the zoo, harvested under faults, matches the source',
+    async (seed) => {
+      const outcome = await zooTrial(env, seed);
+      if (outcome.violations.length > 0) throw new Error(outcome.report);
+      if (process.env.CHAOS_VERBOSE === '1') console.log(outcome.report);
     },
   );
 });

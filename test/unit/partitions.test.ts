@@ -130,6 +130,20 @@ describe('advanceLatest and notReadYet', () => {
     expect(notReadYet(read, listed).map((e) => e.id)).toEqual(['c', 'a']);
     expect(notReadYet(partition(), listed)).toHaveLength(3);
   });
+
+  it('keeps long ids as short digests in the run item, and still leaves out exactly those read', () => {
+    const long = (n: number) => `https://api.example.com/repos/acme/widgets/issues/${n}-${'x'.repeat(200)}`;
+    const read = advanceLatest(
+      partition(),
+      Array.from({ length: 100 }, (_, n) => ({ id: long(n), version: iso(2) })),
+    );
+    expect(read.latestIds.every((id) => id.length <= 13)).toBe(true);
+    const listed = [
+      { id: long(5), version: iso(2) },
+      { id: long(500), version: iso(2) },
+    ];
+    expect(notReadYet({ ...partition(), ...read }, listed).map((e) => e.id)).toEqual([long(500)]);
+  });
 });
 
 describe('silence per partition', () => {

@@ -55,12 +55,19 @@ export function restRecord(
 }
 
 /**
+ * Most state a growing cursor carries: encoded, the cursor stays under 8,192 characters, what
+ * servers accept in a URL (nginx's default) and the most a source may allow its cursors.
+ */
+export const MAX_CURSOR_STATE = 4_096;
+
+/**
  * Encodes a listing position as an opaque cursor. `depth` pages into a listing and with
  * `growth` bytes a page (the `cursorGrowth` trait), the cursor carries `depth × growth` bytes of
- * state it does not need, as continuation tokens that accumulate state do.
+ * state it does not need (at most {@link MAX_CURSOR_STATE}), as continuation tokens that
+ * accumulate state do.
  */
 export function encodeCursor(key: ListingKey, depth = 0, growth = 0): string {
-  const state = growth > 0 ? { d: depth, s: 'x'.repeat(depth * growth) } : {};
+  const state = growth > 0 ? { d: depth, s: 'x'.repeat(Math.min(depth * growth, MAX_CURSOR_STATE)) } : {};
   return Buffer.from(JSON.stringify({ t: key.updatedAtMs, i: key.id, ...state })).toString('base64url');
 }
 

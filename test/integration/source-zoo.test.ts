@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { useEngineWithFakes } from '../support/harness.js';
+import { ENGINE_SIZE } from '../support/zoo/draw.js';
+import { engineZooRun } from '../support/zoo/engine-run.js';
+import { assertZoo, zooSettings } from '../support/zoo/property.js';
+
+/**
+ * The source zoo through the real engine: sources drawn from the traits of real APIs, raced by
+ * edits, harvested by a full run, an incremental and a reconciliation on the emulator. After the
+ * quiet runs: nothing lost, stale or stored that the source never had, no live entity tombstoned
+ * and every deleted one tombstoned, every run ended within its bound, every record the store
+ * cannot hold dead-lettered alone with its page's others stored, integers above 2^53 exact.
+ * The connector-level property (test/contract/source-zoo.test.ts) draws hundreds of sources;
+ * this one draws fewer, each costing three runs (`ZOO_E2E_SOURCES=N` for more; docs/testing.md).
+ */
+
+const { engine } = useEngineWithFakes('zoo', { heartbeatIntervalMs: 500 });
+const settings = zooSettings(Number(process.env.ZOO_E2E_SOURCES ?? 16), {
+  ...process.env,
+  ZOO_SOURCES: process.env.ZOO_E2E_SOURCES,
+});
+let counter = 0;
+
+describe('source zoo (through the engine)', () => {
+  it(`${settings.numRuns} drawn sources: after a raced full run and quiet incremental and reconciliation runs, the store matches the source`, async () => {
+    const started = Date.now();
+    const { sources } = await assertZoo(
+      'source zoo (through the engine)',
+      settings,
+      (source) => engineZooRun(engine.deps, source, `zoo-${++counter}`),
+      { shrink: false, replay: 'npx vitest run test/integration/source-zoo.test.ts', size: ENGINE_SIZE },
+    );
+    const seconds = (Date.now() - started) / 1_000;
+    console.log(
+      `source zoo (through the engine): ${sources} sources in ${seconds.toFixed(1)} s (${(seconds / sources).toFixed(2)} s a source), seed ${settings.seed}`,
+    );
+    expect(sources).toBe(settings.numRuns);
+  }, 900_000);
+});
