@@ -1,5 +1,6 @@
 import { startRun } from '../lib/engine/start-run.js';
 import { SharedQuota, startFakeSource } from '../lib/local/fake-source/index.js';
+import { freePorts } from '../lib/local/fake-source/ports.js';
 import { stableHash } from '../lib/run/hash.js';
 import { round, setUpBench, sleep, waitForRun } from './setup.js';
 
@@ -66,12 +67,15 @@ export function quotaBoundSeconds(
 /** Runs the phase on the emulator at `endpoint`. */
 export async function runSharedBudget(endpoint: string): Promise<SharedBudgetResult> {
   const { sources, entitiesPerSource, perPage, quota: settings, workers } = SHARED_BUDGET;
+  const [port] = await freePorts(1);
+  const origin = `http://127.0.0.1:${port}`;
+  // A shared secret is bound to explicit origins: the fake source's, chosen up front.
   const env = await setUpBench(endpoint, 'budget', {
-    env: { SHARED_SECRET_REFS: TOKEN_REF },
+    env: { SHARED_SECRET_REFS: JSON.stringify({ [TOKEN_REF]: [origin] }) },
     secrets: async () => 'bench-token',
   });
   const quota = new SharedQuota(settings);
-  const fake = await startFakeSource({ entities: entitiesPerSource, seed: 5_150, latencyMs: 0, quota });
+  const fake = await startFakeSource({ entities: entitiesPerSource, seed: 5_150, latencyMs: 0, quota, port });
   try {
     const ids = Array.from({ length: sources }, (_, i) => `bench-budget-${i + 1}`);
     for (const [i, sourceId] of ids.entries()) {
@@ -84,7 +88,15 @@ export async function runSharedBudget(endpoint: string): Promise<SharedBudgetRes
         perPage,
       };
       await env.observer.sources.put(
-        { sourceId, connector, config, schedules: [], configHash: stableHash({ connector, config }) },
+        {
+          sourceId,
+          connector,
+          config,
+          schedules: [],
+          configHash: stableHash({ connector, config }),
+          // Signed as the API signs it: the worker resolves no secret for an unsigned config.
+          configMac: await env.deps.trust.signConfig(sourceId, connector, config),
+        },
         Date.now(),
       );
     }

@@ -16,6 +16,8 @@ export interface BaseEnvironmentInputs {
   readonly messaging: Messaging;
   readonly scheduleGroupName: string;
   readonly settings: HarvesterSettings;
+  /** The KMS HMAC key that signs source configs (`CONFIG_MAC_KEY_ID`). */
+  readonly configMacKeyArn: string;
 }
 
 /**
@@ -28,6 +30,7 @@ export function baseEnvironment({
   messaging,
   scheduleGroupName,
   settings,
+  configMacKeyArn,
 }: BaseEnvironmentInputs): RuntimeEnvironment {
   return {
     SYNC_RUNS_TABLE: tables.syncRuns.tableName,
@@ -49,7 +52,8 @@ export function baseEnvironment({
     SOURCE_ALLOW_LOOPBACK: 'false',
     SOURCE_ALLOW_PRIVATE: String(settings.allowPrivateSources),
     SOURCE_ALLOWED_HOSTS: settings.allowedSourceHosts.join(','),
-    SHARED_SECRET_REFS: settings.sharedSecretRefs.join(','),
+    SHARED_SECRET_REFS: JSON.stringify(settings.sharedSecretRefs),
+    CONFIG_MAC_KEY_ID: configMacKeyArn,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Construct } from 'constructs';
 import { WORKER_TIMEOUT_SECONDS } from '../lib/config/constants.js';
 import type { HarvesterConfig } from '../lib/config/env.js';
+import { parseSharedSecrets, type SharedSecretOrigins } from '../lib/config/shared-secrets.js';
 
 /** Log levels the functions accept (`LOG_LEVEL` in lib/config/env.ts). */
 export type LogLevel = HarvesterConfig['logLevel'];
@@ -57,11 +58,13 @@ export interface HarvesterSettings {
    */
   readonly allowPrivateSources: boolean;
   /**
-   * Secret references every source may use besides its own `harvester/<sourceId>/…` secrets
-   * (`ssm:/org/github-token`, `secretsmanager:org/api-key`); the worker is granted exactly these.
-   * Context `harvester:sharedSecretRefs`. Default none.
+   * Secret references every source may use besides its own `harvester/<sourceId>/…` secrets, each
+   * with the explicit origins it may be sent to: `{"ssm:/org/github-token": ["https://api.github.com"]}`.
+   * The worker is granted exactly these references. A reference without origins, a wildcard or an
+   * ARN is refused at synth (lib/config/shared-secrets.ts). Context `harvester:sharedSecretRefs`
+   * (a JSON object, or its text). Default none.
    */
-  readonly sharedSecretRefs: readonly string[];
+  readonly sharedSecretRefs: SharedSecretOrigins;
   /**
    * Buckets `s3-objects` sources may read: the page worker is granted `s3:ListBucket` on each and
    * `s3:GetObject` on its objects, and nothing on any other bucket. Context
@@ -100,7 +103,7 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   tracing: true,
   allowedSourceHosts: [],
   allowPrivateSources: false,
-  sharedSecretRefs: [],
+  sharedSecretRefs: {},
   sourceBuckets: [],
   changeFeed: false,
   changeFeedIncludesData: false,
@@ -234,10 +237,12 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       props.allowPrivateSources ??
       contextBoolean(ctx('allowPrivateSources'), k.allowPrivateSources) ??
       DEFAULT_SETTINGS.allowPrivateSources,
-    sharedSecretRefs:
-      props.sharedSecretRefs ??
-      contextList(ctx('sharedSecretRefs'), k.sharedSecretRefs) ??
-      DEFAULT_SETTINGS.sharedSecretRefs,
+    // On AWS a secret is never sent to loopback, so no http:// origin passes.
+    sharedSecretRefs: parseSharedSecrets(
+      props.sharedSecretRefs ?? ctx('sharedSecretRefs') ?? DEFAULT_SETTINGS.sharedSecretRefs,
+      k.sharedSecretRefs,
+      false,
+    ),
     sourceBuckets: bucketNames(
       props.sourceBuckets ??
         contextList(ctx('sourceBuckets'), k.sourceBuckets) ??

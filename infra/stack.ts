@@ -2,6 +2,7 @@ import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AdminApi } from './constructs/admin-api.js';
 import { ChangeFeed } from './constructs/change-feed.js';
+import { ConfigMacKey } from './constructs/config-mac-key.js';
 import { DataTables } from './constructs/data-tables.js';
 import { Messaging } from './constructs/messaging.js';
 import { Notifications } from './constructs/notifications.js';
@@ -21,6 +22,7 @@ export interface HarvesterStackProps extends StackProps, Partial<HarvesterSettin
 export class HarvesterStack extends Stack {
   readonly settings: HarvesterSettings;
   readonly tables: DataTables;
+  readonly configMac: ConfigMacKey;
   readonly messaging: Messaging;
   readonly scheduling: Scheduling;
   readonly pipeline: PagePipeline;
@@ -43,8 +45,15 @@ export class HarvesterStack extends Stack {
       itemsPointInTimeRecovery: settings.itemsPointInTimeRecovery,
     });
     this.messaging = new Messaging(this, 'Messaging');
+    this.configMac = new ConfigMacKey(this, 'ConfigMac', { removalPolicy: retention });
     const environment = (scheduleGroupName: string) =>
-      baseEnvironment({ tables: this.tables, messaging: this.messaging, scheduleGroupName, settings });
+      baseEnvironment({
+        tables: this.tables,
+        messaging: this.messaging,
+        scheduleGroupName,
+        settings,
+        configMacKeyArn: this.configMac.key.keyArn,
+      });
 
     this.scheduling = new Scheduling(this, 'Scheduling', {
       ...functions,
@@ -62,10 +71,16 @@ export class HarvesterStack extends Stack {
     this.pipeline = new PagePipeline(this, 'Pipeline', {
       ...shared,
       workerMaxConcurrency: settings.workerMaxConcurrency,
-      sharedSecretRefs: settings.sharedSecretRefs,
+      sharedSecretRefs: Object.keys(settings.sharedSecretRefs),
       sourceBuckets: settings.sourceBuckets,
     });
-    this.adminApi = new AdminApi(this, 'Api', { ...shared, sharedSecretRefs: settings.sharedSecretRefs });
+    this.adminApi = new AdminApi(this, 'Api', {
+      ...shared,
+      sharedSecretRefs: Object.keys(settings.sharedSecretRefs),
+    });
+    // The API signs configs and bindings; the page worker, which resolves secrets, only verifies.
+    this.configMac.grantSign(this.adminApi.handler.role);
+    this.configMac.grantVerify(this.pipeline.worker.role);
     this.changeFeed = settings.changeFeed
       ? new ChangeFeed(this, 'ChangeFeed', {
           ...functions,

@@ -1,8 +1,24 @@
 import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { type KeyAttribute, TABLES, type TableDefinition } from '../../lib/resources/definitions.js';
+import { BINDING_KEY_PREFIX } from '../../lib/store/secret-bindings.js';
+
+/** Item reads (transactions check conditions with `ConditionCheckItem`). */
+const ITEM_READS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+];
+const ITEM_WRITES = [
+  'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+];
 
 /** Props of {@link DataTables}. */
 export interface DataTablesProps {
@@ -61,14 +77,14 @@ export class DataTables extends Construct {
   }
 
   /**
-   * Grants item-level data access (`grantReadData` / `grantReadWriteData`: no table management,
-   * no wildcard actions). On a table with GSIs the grant necessarily covers `<table>/index/*`, which
+   * Grants item-level data access: the item reads and writes the code sends, no table management,
+   * no stream reads (`GetRecords` / `GetShardIterator`: no function consumes a table stream), no
+   * wildcard actions. On a table with GSIs the grant necessarily covers `<table>/index/*`, which
    * is acknowledged here, where the grant is made.
    */
   grantData(role: iam.Role, key: TableKey, access: 'read' | 'readWrite'): void {
     const table = this.all[key];
-    if (access === 'read') table.grantReadData(role);
-    else table.grantReadWriteData(role);
+    table.grant(role, ...(access === 'read' ? ITEM_READS : [...ITEM_READS, ...ITEM_WRITES]));
     const def: TableDefinition = TABLES[key];
     if (def.indexes.length === 0) return;
     const logicalId = Stack.of(this).getLogicalId(table.node.defaultChild as dynamodb.CfnTable);
@@ -78,6 +94,35 @@ export class DataTables extends Construct {
         `Queries on the ${key} table's GSIs (${def.indexes.map((i) => i.indexName).join(', ')}) need ` +
         'index ARNs; "index/*" is scoped to this one table and carries the same data actions.',
     });
+  }
+
+  /**
+   * The Sources table as a function other than the API uses it: it reads rows (`GetItem`) and
+   * updates only the run lock and, with `watermark`, the committed watermark — never a config, a
+   * MAC or a secret binding, never a whole item, never a delete or a scan. The attribute condition
+   * is what IAM can enforce per attribute; the key condition keeps it off the binding records.
+   * So only the API role can change where a source points or where its secret may go.
+   */
+  grantSourceLock(role: iam.Role, options: { watermark: boolean }): void {
+    const attributes = [
+      'sourceId',
+      'activeRunId',
+      'lockedAt',
+      ...(options.watermark ? ['watermark', 'watermarkStream'] : []),
+    ];
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [this.sources.tableArn] }),
+    );
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.sources.tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+          'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': [`${BINDING_KEY_PREFIX}*`] },
+        },
+      }),
+    );
   }
 
   private table(key: TableKey, def: TableDefinition, props: DataTablesProps): dynamodb.Table {

@@ -77,7 +77,7 @@ export class PagePipeline extends Construct {
     // and a conditional put of one record, nothing else.
     tables.rateBudgets.grant(worker, 'dynamodb:GetItem', 'dynamodb:PutItem');
     // Finishing a run releases the source's active-run lock and moves its watermark (DESIGN §4.5, §7).
-    tables.grantData(worker, 'sources', 'readWrite');
+    tables.grantSourceLock(worker, { watermark: true });
     messaging.pageQueue.grantSendMessages(worker);
     messaging.bus.grantPutEventsTo(worker);
     // Deferrals beyond 900 s: a one-time schedule per page, which deletes itself after it fired
@@ -102,7 +102,8 @@ export class PagePipeline extends Construct {
     );
     const drain = this.drain.role;
     tables.grantData(drain, 'syncRuns', 'readWrite');
-    tables.grantData(drain, 'sources', 'readWrite');
+    // Settling a run may end it: the source's lock is released (and a watermark committed).
+    tables.grantSourceLock(drain, { watermark: true });
     tables.grantData(drain, 'deadLetters', 'readWrite');
     // Settling a run may continue it past the poison page (DESIGN §6) or fail it (event on the bus).
     messaging.pageQueue.grantSendMessages(drain);

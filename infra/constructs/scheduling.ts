@@ -76,7 +76,8 @@ export class Scheduling extends Construct {
       onFailure: new SqsDestination(this.startRunDlq),
     });
     tables.grantData(this.startRun.role, 'syncRuns', 'readWrite');
-    tables.grantData(this.startRun.role, 'sources', 'readWrite');
+    // Reads the source and takes its lock; nothing else on Sources.
+    tables.grantSourceLock(this.startRun.role, { watermark: false });
     messaging.pageQueue.grantSendMessages(this.startRun.role);
 
     this.schedulerRole = new iam.Role(this, 'SchedulerRole', {
@@ -104,7 +105,8 @@ export class Scheduling extends Construct {
       asyncRetryAttempts: 0,
     });
     tables.grantData(this.reaper.role, 'syncRuns', 'readWrite');
-    tables.grantData(this.reaper.role, 'sources', 'readWrite');
+    // Reads sources (reconfigured? gone?) and releases locks of the runs it ends.
+    tables.grantSourceLock(this.reaper.role, { watermark: true });
     tables.grantData(this.reaper.role, 'deadLetters', 'readWrite');
     messaging.pageQueue.grantSendMessages(this.reaper.role);
     messaging.bus.grantPutEventsTo(this.reaper.role);

@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Aws, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { HarvesterFunction } from './harvester-function.js';
 
@@ -14,13 +14,21 @@ export function grantSourceBuckets(worker: HarvesterFunction, buckets: readonly 
   const stack = Stack.of(worker);
   const bucketArn = (bucket: string) =>
     stack.formatArn({ service: 's3', region: '', account: '', resource: bucket });
+  // Bucket names are global: a bucket of that name in another account (deleted and re-created by
+  // someone else) must not be read. s3:ResourceAccount pins every grant to this account.
+  const ownAccount = { StringEquals: { 's3:ResourceAccount': Aws.ACCOUNT_ID } };
   worker.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: buckets.map(bucketArn) }),
+    new iam.PolicyStatement({
+      actions: ['s3:ListBucket'],
+      resources: buckets.map(bucketArn),
+      conditions: ownAccount,
+    }),
   );
   worker.role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['s3:GetObject'],
       resources: buckets.map((bucket) => `${bucketArn(bucket)}/*`),
+      conditions: ownAccount,
     }),
   );
   for (const bucket of buckets) {

@@ -116,6 +116,7 @@ export function buildOpenApiDocument(
     },
     tags: [
       { name: 'sources', description: 'Configured sources and their schedules' },
+      { name: 'secret-bindings', description: "Where each source's secrets may be sent" },
       { name: 'runs', description: 'Sync runs' },
       { name: 'dead-letters', description: 'Failed items and pages, and retrying them' },
       {

@@ -78,6 +78,13 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, part: R
 export function decodePathParams(raw: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw)) {
+    // IAM authorizes the path as sent: `/sources/%76ictim` would pass a deny on `/sources/victim`
+    // and then be decoded to it. A source id has no character that needs encoding, so an encoded
+    // one is refused rather than decoded.
+    if (key === 'sourceId' && value.includes('%'))
+      throw new RequestValidationError('path', [
+        { path: key, message: 'must be written as is, without percent-encoding' },
+      ]);
     try {
       out[key] = decodeURIComponent(value);
     } catch {

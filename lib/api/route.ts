@@ -37,7 +37,7 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   readonly operationId: string;
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'sources' | 'runs' | 'dead-letters' | 'items' | 'meta';
+  readonly tag: 'sources' | 'secret-bindings' | 'runs' | 'dead-letters' | 'items' | 'meta';
   readonly params?: P;
   /** Default: no query parameters accepted. */
   readonly query?: Q;

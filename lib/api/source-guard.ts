@@ -38,7 +38,7 @@ export const STRICT_SOURCE_GUARD: SourceGuard = {
 };
 
 /** Every string field of `config` that is an http(s) URL, by dot path. */
-function urlFields(config: unknown, path: string[] = []): { path: string; url: string }[] {
+export function urlFields(config: unknown, path: string[] = []): { path: string; url: string }[] {
   if (Array.isArray(config)) return config.flatMap((item, i) => urlFields(item, [...path, String(i)]));
   if (!config || typeof config !== 'object') return [];
   return Object.entries(config as Record<string, unknown>).flatMap(([key, value]) => {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { secretReferences } from '../connectors/secret-binding.js';
+import { connectorSecrets } from '../engine/bound-secrets.js';
 import type { EngineDeps } from '../engine/deps.js';
 import type { SourceRecord } from '../store/sources.js';
 
@@ -69,14 +71,41 @@ function numberHeader(headers: Headers, names: readonly string[]): number | null
   return null;
 }
 
+/**
+ * Longest a connection check may take: well inside the API function's 29 s timeout (and API
+ * Gateway's 30 s), so a slow source is reported as a timeout rather than cut off mid-answer.
+ */
+export const SOURCE_TEST_TIMEOUT_MS = 20_000;
+
 function usesCredentials(config: unknown): boolean {
-  return /"(tokenRef|secretRef)":/.test(JSON.stringify(config));
+  return secretReferences(config).length > 0;
+}
+
+function refusedResult(source: SourceRecord, reason: string): SourceTestResult {
+  return {
+    ok: false,
+    sourceId: source.sourceId,
+    connector: source.connector,
+    request: { url: null, status: null, durationMs: 0 },
+    auth: 'unknown',
+    rateLimit: null,
+    page: null,
+    sample: null,
+    invalidOnPage: 0,
+    problem: { errorClass: 'permanent', reason },
+  };
 }
 
 /** Fetches the source's first page once and reports on it. */
 export async function testSource(deps: EngineDeps, source: SourceRecord): Promise<SourceTestResult> {
   const connector = deps.connectors.get(source.connector);
   const config = connector.configSchema.parse(source.config);
+  const credentials = usesCredentials(config);
+  // The row is read back from the table: trust it with a secret only if the API signed it.
+  const untrusted = credentials
+    ? await deps.trust.configProblem(source.sourceId, source.connector, source.config, source.configMac)
+    : undefined;
+  if (untrusted) return refusedResult(source, untrusted);
   let last: { url: string; status: number; headers: Headers } | undefined;
   const observing: typeof fetch = async (input, init) => {
     const response = await deps.fetch(input, init);
@@ -107,13 +136,14 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       return { limit, remaining, resetAt };
     },
   };
-  const credentials = usesCredentials(config);
+  // Secrets bound to their origins, checked per request, and scrubbed from whatever is answered.
+  const bound = connectorSecrets(deps, source.sourceId, observing);
   try {
     const page = await connector.fetchPage(config, null, {
-      fetch: observing,
-      secrets: deps.secretsFor(source.sourceId),
+      fetch: bound.fetch,
+      secrets: bound.secrets,
       since: null,
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.timeout(SOURCE_TEST_TIMEOUT_MS),
     });
     const results = page.items.map((raw) => connector.normalize(config, raw));
     const first = results.find((r) => r.ok);
@@ -121,11 +151,11 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       ok: true,
       sourceId: base.sourceId,
       connector: base.connector,
-      request: base.request(),
+      request: bound.scrub(base.request()),
       auth: credentials ? 'accepted' : 'not_configured',
       rateLimit: base.rateLimit(),
       page: { items: page.items.length, total: page.total ?? null, hasNextPage: page.nextCursor !== null },
-      sample: first?.ok ? { ...first.entity } : null,
+      sample: first?.ok ? bound.scrub({ ...first.entity }) : null,
       invalidOnPage: results.filter((r) => !r.ok).length,
       problem: null,
     };
@@ -137,13 +167,13 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       ok: false,
       sourceId: base.sourceId,
       connector: base.connector,
-      request: base.request(),
+      request: bound.scrub(base.request()),
       auth: refused ? 'refused' : credentials ? 'unknown' : 'not_configured',
       rateLimit: base.rateLimit(),
       page: null,
       sample: null,
       invalidOnPage: 0,
-      problem: { errorClass: classification.errorClass, reason: classification.reason },
+      problem: { errorClass: classification.errorClass, reason: bound.scrub(classification.reason) },
     };
   }
 }

@@ -58,6 +58,8 @@ export async function writeSchedules(
       config: current.config,
       schedules,
       configHash: current.configHash,
+      // The config is unchanged, so is its MAC (never re-signed here: the API signs only what it checked).
+      ...(current.configMac ? { configMac: current.configMac } : {}),
     },
     now,
   );

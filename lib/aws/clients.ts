@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -17,6 +18,8 @@ export interface AwsClients {
   readonly events: EventBridgeClient;
   /** S3 clients for the `s3-objects` connector's buckets, one per region (see {@link S3Clients}). */
   readonly s3: S3Clients;
+  /** KMS, for the HMAC key that signs source configs (lib/aws/kms-mac.ts). */
+  readonly kms: KMSClient;
 }
 
 /**
@@ -91,7 +94,8 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
     unmarshallOptions: { wrapNumbers: readStoredNumber },
   });
-  return { dynamo, doc, sqs, scheduler, events, s3 };
+  const kms = new KMSClient(base);
+  return { dynamo, doc, sqs, scheduler, events, s3, kms };
 }
 
 function s3Clients(
@@ -130,4 +134,5 @@ export function destroyAwsClients(clients: AwsClients): void {
   clients.scheduler.destroy();
   clients.events.destroy();
   clients.s3.destroy();
+  clients.kms.destroy();
 }

@@ -3,6 +3,7 @@ import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
 import { atPrecision, type SincePrecision } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
+import { unidentifiedRef } from './unidentified.js';
 
 /**
  * Keyset positions for streams ordered by modification time (DESIGN §4.9).
@@ -203,11 +204,13 @@ export type ListedKey =
   | { readonly ok: true; readonly id: string; readonly at: string }
   | { readonly ok: false; readonly ref: string | null };
 
-/** The key of a raw record, through the connector's own normalization. */
-export function listedKey(normalized: Normalized): ListedKey {
-  return normalized.ok
-    ? { ok: true, id: normalized.entity.id, at: normalized.entity.version }
-    : { ok: false, ref: normalized.ref };
+/**
+ * The key of a raw record, through the connector's own normalization. A record that does not
+ * normalize and has no readable id gets its content's ref (`./unidentified.ts`) when `raw` is given.
+ */
+export function listedKey(normalized: Normalized, raw?: unknown): ListedKey {
+  if (normalized.ok) return { ok: true, id: normalized.entity.id, at: normalized.entity.version };
+  return { ok: false, ref: normalized.ref ?? (raw === undefined ? null : unidentifiedRef(raw)) };
 }
 
 /** What one page means for the position. */

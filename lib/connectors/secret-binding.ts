@@ -31,6 +31,11 @@ function canonical(location: SecretLocation): string {
   return `${location.store}:${location.name}`;
 }
 
+/** True when two references name the same secret (`ssm:/a/b`, `/a/b` and `ssm:a/b` are one). */
+export function sameSecret(a: string, b: string): boolean {
+  return canonical(secretLocation(a)) === canonical(secretLocation(b));
+}
+
 /** The name prefix of a source's own secrets: `harvester/<sourceId>/`. */
 export function sourceSecretPrefix(sourceId: string): string {
   return `harvester/${sourceId}/`;
@@ -53,8 +58,7 @@ export function secretBindingProblem(
   if (segments.some((s) => s === '' || s === '.' || s === '..')) {
     return 'must be a plain secret name (no empty, "." or ".." segments)';
   }
-  if (sharedSecrets.some((shared) => canonical(secretLocation(shared)) === canonical(location)))
-    return undefined;
+  if (sharedSecrets.some((shared) => sameSecret(shared, reference))) return undefined;
   const prefix = sourceSecretPrefix(sourceId);
   if (location.name.startsWith(prefix) && location.name.length > prefix.length) return undefined;
   return `must name a secret under "${prefix}" (SSM "/${prefix}…" or Secrets Manager "${prefix}…") or one of the stack's shared secrets`;

@@ -22,6 +22,8 @@ export interface SourcePolicy {
    * prefix (a shared organization token), as `ssm:/name` or `secretsmanager:name`.
    */
   readonly sharedSecrets: readonly string[];
+  /** The origins each shared secret may be sent to (lib/config/shared-secrets.ts). */
+  readonly sharedSecretOrigins: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The posture of a stack on AWS: public hosts only, no shared secrets. */
@@ -30,6 +32,7 @@ export const STRICT_SOURCE_POLICY: SourcePolicy = {
   allowPrivate: false,
   allowedHosts: [],
   sharedSecrets: [],
+  sharedSecretOrigins: {},
 };
 
 /** Resolves a host name to its addresses (injected so tests never need DNS). */

@@ -1,12 +1,13 @@
 import type { ConnectorContext, TimeWindow } from '../connectors/contract.js';
 import { readWindow } from '../run/partitions.js';
+import { connectorSecrets } from './bound-secrets.js';
 import { budgetedFetch } from './rate-budget.js';
 import { type RequestTrail, recordingFetch } from './request-trail.js';
 import type { StepContext } from './step.js';
 
 /**
  * What a connector may use during one step: the guarded HTTP client, the secrets bound to the
- * run's source, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
+ * run's source and to their origins, the step's abort signal and, for AWS-service sources, the SDK clients. Built in
  * one place so every fetch (pages, retried items, reconciliation confirmations) gets the same —
  * including the credential's rate budget, which every request spends (./rate-budget.ts).
  */
@@ -20,9 +21,12 @@ export function connectorContext(
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
   const budgeted = budgetedFetch(context);
+  const recorded = trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted;
+  // The origin check wraps the rest: a request refused for its secret spends no budget.
+  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, recorded);
   return {
-    fetch: trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted,
-    secrets: deps.secretsFor(run.sourceId),
+    fetch,
+    secrets,
     since,
     signal: heartbeat.signal,
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),

@@ -1,4 +1,5 @@
 import type { AwsClients } from '../aws/clients.js';
+import { kmsMacKey } from '../aws/kms-mac.js';
 import { RELIABILITY } from '../config/constants.js';
 import type { HarvesterConfig } from '../config/env.js';
 import type { ConnectorAwsClients, SecretResolver } from '../connectors/contract.js';
@@ -16,8 +17,10 @@ import { RunLifecycle } from '../store/lifecycle.js';
 import { PartitionStore } from '../store/partitions.js';
 import { PositionStore } from '../store/positions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
+import { SecretBindingStore } from '../store/secret-bindings.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
+import { ConfigTrust } from './config-trust.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
 import { RunEvents } from './events.js';
 import { createSecretResolver } from './secrets.js';
@@ -96,6 +99,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     events: new RunEvents(clients.events, config.names.eventBus),
     connectors: options.connectors ?? { get: getConnector },
     secretsFor: (sourceId) => bindSecrets(secrets, sourceId, config.sourcePolicy.sharedSecrets),
+    secretBindings: new SecretBindingStore(clients.doc, config.names.sourcesTable),
+    trust: new ConfigTrust(kmsMacKey(clients.kms, config.names.configMacKey)),
     sourcePolicy: config.sourcePolicy,
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
     fetch: options.fetch ?? guardedFetch(config.sourcePolicy),

@@ -11,8 +11,10 @@ import type { RunLifecycle } from '../store/lifecycle.js';
 import type { PartitionStore } from '../store/partitions.js';
 import type { PositionStore } from '../store/positions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
+import type { SecretBindingStore } from '../store/secret-bindings.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
+import type { ConfigTrust } from './config-trust.js';
 import type { RunEvents } from './events.js';
 
 /** The engine's time source, injected so tests can let hours pass. */
@@ -67,6 +69,10 @@ export interface EngineDeps {
    * connector call can be handed another source's secret.
    */
   secretsFor(sourceId: string): SecretResolver;
+  /** Where each source's own secrets may be sent (written by the API only). */
+  readonly secretBindings: SecretBindingStore;
+  /** Signs (API) and verifies (workers) source configs and secret bindings. */
+  readonly trust: ConfigTrust;
   /** The stack's source posture (where sources may point, which secrets are shared). */
   readonly sourcePolicy: SourcePolicy;
   readonly fetch: typeof fetch;

@@ -1,4 +1,5 @@
 import { RELIABILITY } from '../config/constants.js';
+import { secretReferences } from '../connectors/secret-binding.js';
 import { type HarvesterLogger, workLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
@@ -156,7 +157,17 @@ async function processOwnedPage(
   message: PageMessage,
   log: HarvesterLogger,
 ): Promise<StepResult> {
-  const { connectorName, rawConfig } = await runConnector(deps, run);
+  const { connectorName, rawConfig, configMac } = await runConnector(deps, run);
+  const untrusted = await untrustedConfig(deps, run, connectorName, rawConfig, configMac);
+  if (untrusted) {
+    log.error('config refused: its signature does not verify', { reason: untrusted });
+    await endRun(deps, run, {
+      epoch: run.epoch,
+      state: 'failed',
+      failure: { reason: 'config_unverified', message: untrusted },
+    });
+    return { outcome: 'failed', reason: 'config_unverified' };
+  }
   const connector = deps.connectors.get(connectorName);
   const parsed = connector.configSchema.safeParse(rawConfig);
   if (!parsed.success) {
@@ -213,9 +224,27 @@ async function processOwnedPage(
 export async function runConnector(
   deps: EngineDeps,
   run: SyncRun,
-): Promise<{ connectorName: string; rawConfig: unknown }> {
+): Promise<{ connectorName: string; rawConfig: unknown; configMac: string | null }> {
   const params = run.params as Partial<RunParams>;
-  if (params.connector && params.config) return { connectorName: params.connector, rawConfig: params.config };
+  if (params.connector && params.config)
+    return { connectorName: params.connector, rawConfig: params.config, configMac: params.configMac ?? null };
   const source = await deps.sources.require(run.sourceId);
-  return { connectorName: source.connector, rawConfig: source.config };
+  return { connectorName: source.connector, rawConfig: source.config, configMac: source.configMac };
+}
+
+/**
+ * Why the run's config may not be trusted, or undefined when it may. A config that sends a secret
+ * must carry the API's MAC (lib/engine/config-trust.ts), checked before any secret is resolved: a
+ * row or snapshot written by another role cannot point a secret anywhere. A config without secret
+ * references has nothing to steal and runs as stored (its URLs still pass the source posture).
+ */
+async function untrustedConfig(
+  deps: EngineDeps,
+  run: SyncRun,
+  connectorName: string,
+  rawConfig: unknown,
+  configMac: string | null,
+): Promise<string | undefined> {
+  if (secretReferences(rawConfig).length === 0) return undefined;
+  return deps.trust.configProblem(run.sourceId, connectorName, rawConfig, configMac);
 }

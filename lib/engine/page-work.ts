@@ -1,5 +1,6 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity, FetchedPage, TimeWindow } from '../connectors/contract.js';
+import { unidentifiedRef } from '../connectors/unidentified.js';
 import { METRIC } from '../observability/metrics.js';
 import { retryWithBackoff } from '../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../retry/outcome.js';
@@ -158,14 +159,16 @@ async function normalizeAll(
   const { deps, run, message, connector, config } = context;
   const byId = new Map<string, Entity>();
   let failures = 0;
-  for (const [index, raw] of raws.entries()) {
+  for (const raw of raws) {
     const result = connector.normalize(config, raw);
     if (result.ok) {
       const seen = byId.get(result.entity.id);
       if (!seen || seen.version < result.entity.version) byId.set(result.entity.id, result.entity);
       continue;
     }
-    if (await filedByThisPass(context, result.ref)) continue;
+    // Without an id, the record's content names it: listed again, it files the same entry.
+    const ref = result.ref ?? unidentifiedRef(raw);
+    if (await filedByThisPass(context, ref)) continue;
     failures += 1;
     // The entity still exists at the source: a reconciliation must not tombstone it.
     if (run.mode === 'reconciliation' && result.ref)
@@ -173,7 +176,7 @@ async function normalizeAll(
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
-      ref: result.ref ?? `page-${message.page}-item-${index}`,
+      ref,
       errorClass: 'permanent',
       reason: `invalid record: ${result.reason}`,
       attempts: 1,

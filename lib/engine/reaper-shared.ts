@@ -51,12 +51,15 @@ export function adoptedParams(
   now: SourceNow,
 ): { params: Record<string, unknown>; paramsHash: string } | undefined {
   if (!now.config) return undefined;
+  const { configMac: _previousMac, ...params } = run.params as Record<string, unknown>;
   return {
     params: {
-      ...run.params,
+      ...params,
       connector: now.source.connector,
-      config: now.config,
+      // The row's config as signed, with its MAC (the worker verifies both).
+      config: now.source.config,
       configHash: now.source.configHash,
+      ...(now.source.configMac ? { configMac: now.source.configMac } : {}),
     },
     paramsHash: now.currentParamsHash,
   };

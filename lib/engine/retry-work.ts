@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { FETCHES_BY_ID_PER_STEP, RETRY_CONCURRENCY } from '../config/constants.js';
 import type { Entity, TimeWindow } from '../connectors/contract.js';
+import { isUnidentified, unidentifiedRef } from '../connectors/unidentified.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
 import type { DeadLetter } from '../store/dead-letters.js';
@@ -180,6 +181,15 @@ async function retryEntry(context: StepContext, entry: DeadLetter): Promise<Entr
 }
 
 async function retryItem(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
+  // A record the source served without an id cannot be fetched by one (a 404 would look gone).
+  if (isUnidentified(entry.ref)) {
+    return {
+      kind: 'failed',
+      reason: 'the record has no id to fetch it by: it stays open until the source serves it with one',
+      errorClass: 'permanent',
+      attempts: 1,
+    };
+  }
   const outcome = await fetchById(context, entry.ref);
   if (outcome.kind !== 'ok') return unresolved(outcome);
   if (outcome.value.kind === 'gone') return { kind: 'gone', how: outcome.value.how };
@@ -200,7 +210,7 @@ async function retryPage(context: StepContext, entry: DeadLetter): Promise<Entry
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];
-  for (const [index, raw] of outcome.value.items.entries()) {
+  for (const raw of outcome.value.items) {
     const normalized = context.connector.normalize(context.config, raw);
     if (normalized.ok) {
       entities.push(normalized.entity);
@@ -210,7 +220,7 @@ async function retryPage(context: StepContext, entry: DeadLetter): Promise<Entry
     await deps.deadLetters.record({
       sourceId: run.sourceId,
       kind: 'item',
-      ref: normalized.ref ?? `retried-page-${message.page}-item-${index}`,
+      ref: normalized.ref ?? unidentifiedRef(raw),
       errorClass: 'permanent',
       reason: `invalid record: ${normalized.reason}`,
       attempts: 1,

@@ -39,6 +39,11 @@ export interface RunParams extends Record<string, unknown> {
    */
   readonly connector?: string;
   readonly config?: Record<string, unknown>;
+  /**
+   * The API's MAC over the source id, connector and `config` as the source row holds them
+   * (lib/engine/config-trust.ts): the worker resolves no secret for a snapshot whose MAC fails.
+   */
+  readonly configMac?: string;
   /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
   readonly deadLettersBefore?: number;
   /** Most partitions the run may be split into, when the start asked for a bound. */
@@ -73,7 +78,9 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     scope: input.scope ?? null,
     configHash: source.configHash,
     connector: source.connector,
-    config,
+    // The row's config as signed (the worker parses it at every step), with its MAC.
+    config: source.config,
+    ...(source.configMac ? { configMac: source.configMac } : {}),
     ...(input.mode === 'dlq_retry' ? { deadLettersBefore: now } : {}),
     ...(input.partitions !== undefined ? { partitions: input.partitions } : {}),
   };

@@ -68,7 +68,10 @@ export function startingPoint(
 export function effectiveSince(connector: Connector<unknown>, params: RunParams): string | null {
   if (params.since === null) return null;
   if (params.stream === undefined || params.connector === undefined) return params.since;
-  return params.stream === streamHash(connector, params.connector, params.config) ? params.since : null;
+  // The snapshot holds the source row's config as signed; the stream was hashed from it parsed.
+  const parsed = connector.configSchema.safeParse(params.config);
+  const config = parsed.success ? parsed.data : params.config;
+  return params.stream === streamHash(connector, params.connector, config) ? params.since : null;
 }
 
 /**

@@ -75,11 +75,25 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): v
   res.end(result.body ?? '');
 }
 
-/** Starts the dev server on 127.0.0.1. */
+/** True when `host` (a Host header) names this server: 127.0.0.1, localhost or [::1] at its port. */
+export function ownHost(host: string | undefined, port: number): boolean {
+  if (!host) return false;
+  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
+}
+
+/** Starts the dev server on 127.0.0.1; it answers only requests whose Host names it. */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { deps } = options;
+  let port = 0;
   const server: Server = createServer((req, res) => {
     const requestId = randomUUID();
+    if (!ownHost(req.headers.host, port)) {
+      // DNS rebinding: a web page whose name now resolves to 127.0.0.1 reaches this server with its
+      // own name in Host. Only requests addressed to the server itself are answered.
+      res.writeHead(421, { 'content-type': 'text/plain', connection: 'close' });
+      res.end('misdirected request: Host must be this server (127.0.0.1 or localhost)\n');
+      return;
+    }
     readBody(req)
       .then(async (body) => {
         if (body instanceof PayloadTooLargeError) {
@@ -107,7 +121,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   let stopped: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -9,6 +9,7 @@ import { CreateEventBusCommand, ResourceAlreadyExistsException } from '@aws-sdk/
 import { ConflictException, CreateScheduleGroupCommand } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../aws/clients.js';
+import { ensureMacKey } from '../aws/kms-mac.js';
 import type { ResourceNames } from '../config/env.js';
 import { PAGE_QUEUE, type QueueDefinition, type TableDefinition, tablesWithNames } from './definitions.js';
 
@@ -156,5 +157,7 @@ export async function bootstrapResources(
   } catch (error) {
     if (!(error instanceof ConflictException)) throw error;
   }
+  // The stack creates its own key; locally the alias of the derived name stands in for it.
+  if (names.configMacKey.startsWith('alias/')) await ensureMacKey(clients.kms, names.configMacKey);
   return { names, pageQueueUrl, pageQueueArn, pageDlqUrl, pageDlqArn };
 }

@@ -8,6 +8,7 @@ import {
 import type { RunMode } from '../run/model.js';
 import { isConditionFailure, LockNotHeldError, SourceBusyError, SourceNotFoundError } from './errors.js';
 import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { BINDING_KEY_PREFIX } from './secret-bindings.js';
 
 /** A recurring schedule that starts runs of a source. */
 export interface SourceSchedule {
@@ -24,6 +25,8 @@ export interface SourceRecord {
   readonly schedules: SourceSchedule[];
   /** Hash of connector + config: a run compares it to detect a reconfiguration (`params_changed`). */
   readonly configHash: string;
+  /** The API's MAC over source id, connector and config (lib/engine/config-trust.ts); null when unsigned. */
+  readonly configMac: string | null;
   /**
    * Committed watermark: every entity modified before it has been stored. Moves only when an
    * incremental (or keyed full) run succeeds. Belongs to {@link SourceRecord.watermarkStream}.
@@ -54,6 +57,8 @@ export interface SourceDefinition {
   readonly config: Record<string, unknown>;
   readonly schedules: SourceSchedule[];
   readonly configHash: string;
+  /** The API's MAC over the definition's source id, connector and config. */
+  readonly configMac?: string;
 }
 
 function toSource(item: Record<string, unknown>): SourceRecord {
@@ -63,6 +68,7 @@ function toSource(item: Record<string, unknown>): SourceRecord {
     config: (item.config ?? {}) as Record<string, unknown>,
     schedules: (item.schedules ?? []) as SourceSchedule[],
     configHash: item.configHash as string,
+    configMac: typeof item.configMac === 'string' ? item.configMac : null,
     watermark: (item.watermark ?? null) as string | null,
     watermarkStream: (item.watermarkStream ?? null) as string | null,
     activeRunId: (item.activeRunId ?? null) as string | null,
@@ -90,14 +96,14 @@ export class SourceStore {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { sourceId: definition.sourceId },
-        UpdateExpression:
-          'SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :now, createdAt = if_not_exists(createdAt, :now)',
+        UpdateExpression: `SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :now, createdAt = if_not_exists(createdAt, :now)${definition.configMac ? ', configMac = :mac' : ' REMOVE configMac'}`,
         ExpressionAttributeValues: {
           ':connector': definition.connector,
           ':config': definition.config,
           ':schedules': definition.schedules,
           ':hash': definition.configHash,
           ':now': now,
+          ...(definition.configMac ? { ':mac': definition.configMac } : {}),
         },
         ReturnValues: 'ALL_OLD',
       }),
@@ -105,6 +111,7 @@ export class SourceStore {
     const source = toSource({
       ...Attributes,
       ...definition,
+      configMac: definition.configMac ?? null,
       updatedAt: now,
       createdAt: Attributes?.createdAt ?? now,
     });
@@ -142,11 +149,11 @@ export class SourceStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { sourceId: written.sourceId },
-          UpdateExpression:
-            'SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :updatedAt',
+          UpdateExpression: `SET connector = :connector, config = :config, schedules = :schedules, configHash = :hash, updatedAt = :updatedAt${previous.configMac ? ', configMac = :mac' : ' REMOVE configMac'}`,
           ConditionExpression: unchanged.ConditionExpression,
           ExpressionAttributeValues: {
             ...unchanged.ExpressionAttributeValues,
+            ...(previous.configMac ? { ':mac': previous.configMac } : {}),
             ':connector': previous.connector,
             ':config': previous.config,
             ':schedules': previous.schedules,
@@ -175,13 +182,18 @@ export class SourceStore {
     return source;
   }
 
-  /** Sources a page at a time (a scan: the table holds configuration, not data). */
+  /**
+   * Sources a page at a time (a scan: the table holds configuration, not data). The table's
+   * secret-binding records are not sources and are left out (a page may then hold fewer).
+   */
   async list(options: { limit?: number; cursor?: string } = {}): Promise<Page<SourceRecord>> {
     const { Items = [], LastEvaluatedKey } = await this.doc.send(
       new ScanCommand({
         TableName: this.tableName,
         Limit: options.limit ?? 50,
         ExclusiveStartKey: decodeCursor(options.cursor),
+        FilterExpression: 'NOT begins_with(sourceId, :binding)',
+        ExpressionAttributeValues: { ':binding': BINDING_KEY_PREFIX },
       }),
     );
     return { items: Items.map(toSource), cursor: encodeCursor(LastEvaluatedKey) };

@@ -576,7 +576,10 @@ export class SyncRunStore {
                 ExpressionAttributeNames: { '#state': 'state' },
                 ExpressionAttributeValues: { ':state': options.state },
               }
-            : { FilterExpression: 'attribute_exists(#state)', ExpressionAttributeNames: { '#state': 'state' } }),
+            : {
+                FilterExpression: 'attribute_exists(#state)',
+                ExpressionAttributeNames: { '#state': 'state' },
+              }),
           // A filtered scan may return fewer than it reads: ask for more per round.
           Limit: Math.max(limit - items.length, 100),
           ExclusiveStartKey: start,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRun } from '../../lib/engine/start-run.js';
 import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { createLogger } from '../../lib/observability/logger.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { CONTRACT_SECRET } from './subjects.js';
 
 /**
@@ -66,7 +66,7 @@ describe.each(['github-issues', 'gitlab-issues', 'rest-json'])('%s keeps its sec
   it('a refused and a throttled run log, dead-letter and fail without the secret', async () => {
     const sourceId = `secret-${name}`;
     const [connector, config] = configs(sourceId)[name]!;
-    await putSource(engine.deps, sourceId, connector, config);
+    await putTrustedSource(engine.deps, sourceId, connector, config);
     lines.length = 0;
     fake.control.setProfile({ rate429: 0.5, retryAfterSeconds: 1 });
     const throttled = await waitForRun(

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiDeps } from '../../lib/api/deps.js';
@@ -35,6 +36,21 @@ const CONFIG = {
 };
 
 describe('the local dev server', () => {
+  it('answers only requests whose Host names it: a DNS-rebound web page is refused', async () => {
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${server.url}/sources`, { headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status(`attacker.example:${server.port}`)).toBe(421);
+    expect(await status(`127.0.0.1:${server.port}`)).toBe(200);
+    expect(await status(`localhost:${server.port}`)).toBe(200);
+  });
+
   it('listens on loopback and answers the API over HTTP', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const put = await fetch(`${server.url}/sources/dev-a`, {

@@ -52,6 +52,9 @@ describe('sources of the new connectors', () => {
     ['gitlab-issues', { project: 'acme/platform', tokenRef: 'ssm:/harvester/gl/token' }, 'gl'],
     ['s3-objects', { bucket: 'acme-exports', prefix: 'orders/', jsonBodies: { maxBytes: 65_536 } }, 's3'],
   ])('%s: a valid config is stored with its defaults', async (connector, config, sourceId) => {
+    // gitlab-issues sends its token to its default base URL's origin, which an admin bound first.
+    const bindings = { 'ssm:/harvester/gl/token': ['https://gitlab.com'] };
+    await deps.secretBindings.put('gl', bindings, await deps.trust.signBindings('gl', bindings), Date.now());
     const res = await put(sourceId, { connector, config });
     expect(res.status).toBe(201);
     expect(res.json.config).toMatchObject(config);

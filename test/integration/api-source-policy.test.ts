@@ -86,6 +86,13 @@ describe('PUT /sources refuses what the stack does not allow', () => {
   });
 
   it('stores a source that keeps to the policy', async () => {
+    const bindings = { 'ssm:/harvester/thief/token': ['https://api.example.com'] };
+    await deps.secretBindings.put(
+      'thief',
+      bindings,
+      await deps.trust.signBindings('thief', bindings),
+      Date.now(),
+    );
     const res = await put('thief', config({ auth: { secretRef: 'ssm:/harvester/thief/token' } }));
     expect(res.status).toBe(201);
   });

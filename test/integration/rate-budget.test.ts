@@ -11,7 +11,14 @@ import {
 import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
 import { RateBudgetStore } from '../../lib/store/rate-budgets.js';
-import { fastRetry, putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import {
+  fastRetry,
+  putTrustedSource,
+  setUpTestEngine,
+  type TestEngine,
+  waitForRun,
+} from '../support/harness.js';
+import { freePorts } from '../support/listener.js';
 import { compareWithTruth } from '../support/live.js';
 
 /*
@@ -39,6 +46,9 @@ let engine: TestEngine;
 const fakes: FakeSource[] = [];
 let counter = 0;
 
+// Shared secrets are bound to explicit origins: the fake sources' ports are chosen up front.
+const PORTS = await freePorts(12);
+
 beforeAll(async () => {
   engine = await setUpTestEngine('budget', {
     heartbeatIntervalMs: 500,
@@ -50,7 +60,11 @@ beforeAll(async () => {
     maxInlineBudgetWaitMs: 200,
     secrets: async (reference) => TOKENS[reference] ?? 'unknown',
     env: {
-      SHARED_SECRET_REFS: Object.keys(TOKENS).join(','),
+      SHARED_SECRET_REFS: JSON.stringify(
+        Object.fromEntries(
+          Object.keys(TOKENS).map((ref) => [ref, PORTS.map((port) => `http://127.0.0.1:${port}`)]),
+        ),
+      ),
       MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(CAP),
       MAX_PARTITIONS_PER_RUN: '4',
       MIN_ENTITIES_PER_PARTITION: '100',
@@ -67,14 +81,20 @@ beforeEach(() => counted.clear());
 async function fakeSource(
   options: { quota?: SharedQuota; latencyMs?: number; profile?: FaultProfile } = {},
 ): Promise<FakeSource> {
-  const fake = await startFakeSource({ entities: 30, seed: 1_300 + fakes.length, latencyMs: 0, ...options });
+  const fake = await startFakeSource({
+    entities: 30,
+    seed: 1_300 + fakes.length,
+    latencyMs: 0,
+    port: PORTS[fakes.length],
+    ...options,
+  });
   fakes.push(fake);
   return fake;
 }
 
 async function githubSource(fake: FakeSource, tokenRef: string): Promise<string> {
   const sourceId = `budget-${++counter}`;
-  await putSource(engine.deps, sourceId, 'github-issues', {
+  await putTrustedSource(engine.deps, sourceId, 'github-issues', {
     owner: 'acme',
     repo: `repo-${counter}`,
     baseUrl: fake.url,
@@ -132,7 +152,7 @@ describe('a rate budget shared per credential', () => {
     const sources: string[] = [];
     for (let i = 0; i < 2; i++) {
       const sourceId = `budget-${++counter}`;
-      await putSource(engine.deps, sourceId, 'gitlab-issues', {
+      await putTrustedSource(engine.deps, sourceId, 'gitlab-issues', {
         project: `acme/project-${i}`,
         baseUrl: `${fake.url}/api/v4`,
         tokenRef: 'ssm:/org/github-token-a',
@@ -154,10 +174,16 @@ describe('a rate budget shared per credential', () => {
 
   it('makes the partitions of a run and another source on the token share it: no refusal, exact counts', async () => {
     const quota = new SharedQuota({ limit: 8, windowSeconds: 3 });
-    const fake = await startFakeSource({ entities: 400, seed: 1_377, latencyMs: 20, quota });
+    const fake = await startFakeSource({
+      entities: 400,
+      seed: 1_377,
+      latencyMs: 20,
+      quota,
+      port: PORTS[fakes.length],
+    });
     fakes.push(fake);
     const split = `budget-${++counter}`;
-    await putSource(engine.deps, split, 'github-issues', {
+    await putTrustedSource(engine.deps, split, 'github-issues', {
       owner: 'acme',
       repo: 'big',
       baseUrl: fake.url,

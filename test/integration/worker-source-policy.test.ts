@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRun } from '../../lib/engine/start-run.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 
 /**
  * The worker enforces the source policy itself, whatever got into the Sources table (a config
@@ -32,7 +32,7 @@ const restConfig = (url: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function runToEnd(sourceId: string, config: Record<string, unknown>) {
-  await putSource(engine.deps, sourceId, 'rest-json', config);
+  await putTrustedSource(engine.deps, sourceId, 'rest-json', config);
   const run = await startRun(engine.deps, { sourceId, mode: 'full' });
   const ended = await waitForRun(engine.deps, run.runId);
   const { items } = await engine.deps.deadLetters.list(sourceId, { limit: 10 });

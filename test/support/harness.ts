@@ -1,7 +1,9 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll } from 'vitest';
+import { urlFields } from '../../lib/api/source-guard.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
+import { sameSecret, secretReferences } from '../../lib/connectors/secret-binding.js';
 import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
 import { startRun } from '../../lib/engine/start-run.js';
@@ -131,6 +133,42 @@ export async function putSource(
 ): Promise<void> {
   await deps.sources.put(
     { sourceId, connector, config, schedules: [], configHash: stableHash({ connector, config }) },
+    Date.now(),
+  );
+}
+
+/**
+ * Registers a source as the API would with its secrets: the config signed, and every secret
+ * reference of the config that is the source's own bound to the origins of the config's URLs.
+ */
+export async function putTrustedSource(
+  deps: EngineDeps,
+  sourceId: string,
+  connector: string,
+  config: Record<string, unknown>,
+): Promise<void> {
+  const origins = [...new Set(urlFields(config).map(({ url }) => new URL(url).origin))];
+  const own = secretReferences(config).filter(
+    ({ reference }) => !deps.sourcePolicy.sharedSecrets.some((shared) => sameSecret(shared, reference)),
+  );
+  if (own.length > 0) {
+    const bindings = Object.fromEntries(own.map(({ reference }) => [reference, origins]));
+    await deps.secretBindings.put(
+      sourceId,
+      bindings,
+      await deps.trust.signBindings(sourceId, bindings),
+      Date.now(),
+    );
+  }
+  await deps.sources.put(
+    {
+      sourceId,
+      connector,
+      config,
+      schedules: [],
+      configHash: stableHash({ connector, config }),
+      configMac: await deps.trust.signConfig(sourceId, connector, config),
+    },
     Date.now(),
   );
 }

@@ -38,6 +38,17 @@ async function answer(request: PlainRequest, deps = stubDeps().deps) {
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 describe('handleApiRequest before any store is asked', () => {
+  it.each(['GET', 'DELETE'])(
+    'refuses a percent-encoded source id (%s /sources/%%76ictim) instead of decoding it to a path IAM never saw',
+    async (method) => {
+      const res = await answer({ method, url: '/sources/%76ictim' });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.json)).toContain('without percent-encoding');
+      // The same id written plainly reaches the store (stubbed to fail): not refused before it.
+      expect((await answer({ method, url: '/sources/victim' })).status).toBe(500);
+    },
+  );
+
   it('refuses a body over 64 KB with 413, even when it is valid JSON', async () => {
     const body = JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES) });
     const res = await answer({ method: 'PUT', url: '/sources/a', headers: JSON_HEADERS, body });

@@ -6,6 +6,7 @@ import {
   encodePosition,
   type KeysetPosition,
   type ListedKey,
+  listedKey,
 } from '../../lib/connectors/keyset.js';
 import { pageWatermark } from '../../lib/engine/watermark.js';
 import { ClassifiedError } from '../../lib/retry/errors.js';
@@ -149,6 +150,21 @@ describe('advance', () => {
     expect(first.next).toEqual({ at: T1, ids: ['a', 'x'], full: 2 });
     const again = advance(first.next!, [key('a', T1), { ok: false, ref: 'x' }, key('b', T2)], 'next');
     expect(again.deliver).toEqual([false, false, true]);
+  });
+
+  it('skips a record without an id listed again after the last key, knowing it by its content', () => {
+    const broken = (raw: unknown) =>
+      listedKey({ ok: false, reason: 'field `id` is missing', ref: null }, raw);
+    const first = advance({ at: null, ids: [] }, [key('a', T1), broken({ title: 'x' })], 'next');
+    const again = advance(
+      first.next!,
+      [key('a', T1), broken({ title: 'x' }), broken({ title: 'y' }), key('b', T2)],
+      'next',
+    );
+    // The same content is the same record; another content is another one.
+    expect(again.deliver).toEqual([false, false, true, true]);
+    expect(broken({ title: 'x' })).toEqual(broken({ title: 'x' }));
+    expect(broken({ title: 'x' })).not.toEqual(broken({ title: 'y' }));
   });
 
   it('delivers only records modified before the window’s until, and ends at the first at or after it', () => {

@@ -2,8 +2,14 @@ import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DataTables } from '../../infra/constructs/data-tables.js';
-import { DEFAULT_SETTINGS, type HarvesterSettings, resolveSettings } from '../../infra/settings.js';
+import {
+  DEFAULT_SETTINGS,
+  FUNCTION_TIMEOUT_SECONDS,
+  type HarvesterSettings,
+  resolveSettings,
+} from '../../infra/settings.js';
 import { HarvesterStack } from '../../infra/stack.js';
+import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 
 // Pure settings resolution and the tables alone: no function bundling, so these stay fast.
 
@@ -38,20 +44,33 @@ describe('resolveSettings', () => {
     const app = new App({
       context: {
         'harvester:allowedSourceHosts': 'api.github.com, *.example.com',
-        'harvester:sharedSecretRefs': ['ssm:/org/github-token'],
+        'harvester:sharedSecretRefs': '{"ssm:/org/github-token":["https://api.github.com"]}',
         'harvester:allowPrivateSources': 'true',
       },
     });
     expect(resolveSettings(app)).toMatchObject({
       allowedSourceHosts: ['api.github.com', '*.example.com'],
-      sharedSecretRefs: ['ssm:/org/github-token'],
+      sharedSecretRefs: { 'ssm:/org/github-token': ['https://api.github.com'] },
       allowPrivateSources: true,
     });
     expect(DEFAULT_SETTINGS).toMatchObject({
       allowedSourceHosts: [],
-      sharedSecretRefs: [],
+      sharedSecretRefs: {},
       allowPrivateSources: false,
     });
+  });
+
+  it.each([
+    [['ssm:/org/github-token'], 'without origins'],
+    [{ 'ssm:/org/github-token': [] }, 'needs an explicit, non-empty origin list'],
+    [{ 'ssm:/org/*': ['https://api.github.com'] }, 'no wildcards'],
+    [{ 'secretsmanager:arn:aws:secretsmanager:us-east-1:1:secret:x': ['https://a.example'] }, 'not an ARN'],
+    [{ 'ssm:/org/t': ['https://*.github.com'] }, 'no wildcards'],
+    [{ 'ssm:/org/t': ['http://api.github.com'] }, 'must be https://'],
+    [{ 'ssm:/org/t': ['https://api.github.com/v3'] }, 'origin only'],
+  ])('refuses shared secrets %j at synth (%s)', (value, message) => {
+    const app = new App({ context: { 'harvester:sharedSecretRefs': value } });
+    expect(() => resolveSettings(app)).toThrow(message);
   });
 
   it('lets a stack prop win over context', () => {
@@ -97,7 +116,11 @@ describe('source policy settings in the stack', () => {
 
   it('grants the worker exactly the shared secrets outside harvester/, besides harvester/*', () => {
     const { stack, template } = synth({
-      sharedSecretRefs: ['ssm:/org/github-token', 'secretsmanager:org/api-key', 'ssm:/harvester/shared/x'],
+      sharedSecretRefs: {
+        'ssm:/org/github-token': ['https://api.github.com'],
+        'secretsmanager:org/api-key': ['https://api.example.com'],
+        'ssm:/harvester/shared/x': ['https://x.example.com'],
+      },
     });
     const roleId = stack.getLogicalId(stack.pipeline.worker.role.node.defaultChild as CfnElement);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
@@ -112,7 +135,10 @@ describe('source policy settings in the stack', () => {
   });
 
   it('tells every function the posture: never loopback on AWS, hosts and shared secrets as set', () => {
-    const { template } = synth({ allowedSourceHosts: ['api.github.com'], sharedSecretRefs: ['ssm:/org/t'] });
+    const { template } = synth({
+      allowedSourceHosts: ['api.github.com'],
+      sharedSecretRefs: { 'ssm:/org/t': ['https://api.github.com'] },
+    });
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
     expect(functions).toHaveLength(5);
     for (const fn of functions) {
@@ -120,8 +146,15 @@ describe('source policy settings in the stack', () => {
         SOURCE_ALLOW_LOOPBACK: 'false',
         SOURCE_ALLOW_PRIVATE: 'false',
         SOURCE_ALLOWED_HOSTS: 'api.github.com',
-        SHARED_SECRET_REFS: 'ssm:/org/t',
+        SHARED_SECRET_REFS: '{"ssm:/org/t":["https://api.github.com"]}',
       });
     }
+  });
+});
+
+describe('the connection check fits the API function', () => {
+  it('gives up on the source well before the API function (and API Gateway) time out', () => {
+    // Time to answer after the source gave up: a KMS verify, a binding read, the response.
+    expect(SOURCE_TEST_TIMEOUT_MS + 5_000).toBeLessThan(FUNCTION_TIMEOUT_SECONDS.api * 1_000);
   });
 });

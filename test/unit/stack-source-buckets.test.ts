@@ -54,6 +54,17 @@ describe('sourceBuckets', () => {
     expect(text).not.toMatch(/s3:::\*/);
   });
 
+  it('pins every S3 grant to the stack account (s3:ResourceAccount), so a same-named bucket elsewhere is not read', () => {
+    const granted = s3Statements(statementsOf(stack.pipeline.worker.role)) as (Statement & {
+      Condition?: unknown;
+    })[];
+    expect(granted.length).toBe(2);
+    for (const statement of granted)
+      expect(statement.Condition).toEqual({
+        StringEquals: { 's3:ResourceAccount': { Ref: 'AWS::AccountId' } },
+      });
+  });
+
   it('grants no other function any S3 access', () => {
     for (const role of [
       stack.pipeline.drain.role,

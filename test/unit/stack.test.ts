@@ -410,10 +410,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   const READ = [
     'dynamodb:BatchGetItem',
     'dynamodb:ConditionCheckItem',
-    'dynamodb:DescribeTable',
     'dynamodb:GetItem',
-    'dynamodb:GetRecords',
-    'dynamodb:GetShardIterator',
     'dynamodb:Query',
     'dynamodb:Scan',
   ];
@@ -447,6 +444,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ['key', logicalId(stack.notifications.key)],
       ['schedulerRole', logicalId(stack.scheduling.schedulerRole)],
       ['cursorKey', logicalId(stack.adminApi.cursorKey)],
+      ['configMacKey', logicalId(stack.configMac.key)],
       ['startRunFunction', logicalId(stack.scheduling.startRun.fn)],
       ['reaperFunction', logicalId(stack.scheduling.reaper.fn)],
     ];
@@ -479,6 +477,8 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
     return Object.fromEntries(Object.entries(grants).map(([k, v]) => [k, [...v].sort()]));
   };
   const sorted = (actions: string[]) => [...new Set(actions)].sort();
+  /** What a function other than the API may do on Sources: read a row, update the lock (see below). */
+  const SOURCE_LOCK = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
 
   it('the API: runs, sources and dead letters, items read only; schedules; source secrets (sources test)', () => {
     expect(grantsOf(stack.adminApi.handler.role)).toEqual({
@@ -499,6 +499,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ]),
       schedulerRole: PASS,
       cursorKey: ['secretsmanager:GetSecretValue'],
+      configMacKey: ['kms:GenerateMac', 'kms:VerifyMac'],
     });
   });
 
@@ -507,7 +508,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
-      sources: sorted(WRITE),
+      sources: SOURCE_LOCK,
       deadLetters: sorted(WRITE),
       items: sorted(WRITE),
       rateBudgets: ['dynamodb:GetItem', 'dynamodb:PutItem'],
@@ -517,6 +518,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       schedulerRole: PASS,
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
+      configMacKey: ['kms:VerifyMac'],
     });
   });
 
@@ -525,7 +527,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
-      sources: sorted(WRITE),
+      sources: SOURCE_LOCK,
       deadLetters: sorted(WRITE),
       pageQueue: sorted(SEND),
       pageDlq: sorted(CONSUME.filter((a) => a !== 'sqs:SendMessage')),
@@ -538,7 +540,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
-      sources: sorted(WRITE),
+      sources: SOURCE_LOCK,
       deadLetters: sorted(WRITE),
       pageQueue: sorted(SEND),
       bus: ['events:PutEvents'],
@@ -547,10 +549,96 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
-      sources: sorted(WRITE),
+      sources: SOURCE_LOCK,
       pageQueue: sorted(SEND),
       startRunDlq: sorted(SEND),
     });
+  });
+
+  type Conditioned = { Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
+  /** Every statement of the role's policies that touches the Sources table. */
+  const sourceStatements = (role: { node: { defaultChild?: unknown } }): Conditioned[] => {
+    const roleId = logicalId(role);
+    return Object.values(resourcesOf('AWS::IAM::Policy'))
+      .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Conditioned[] }).Statement)
+      .filter((st) => JSON.stringify(st.Resource).includes(`"${logicalId(stack.tables.sources)}"`));
+  };
+  const actionsOf = (st: Conditioned) => (Array.isArray(st.Action) ? st.Action : [st.Action]);
+  const WRITES = [
+    'dynamodb:PutItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:UpdateItem',
+  ];
+
+  it.each([
+    ['start-run', () => stack.scheduling.startRun.role, ['sourceId', 'activeRunId', 'lockedAt']],
+    [
+      'reaper',
+      () => stack.scheduling.reaper.role,
+      ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
+    ],
+    [
+      'drain',
+      () => stack.pipeline.drain.role,
+      ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
+    ],
+    [
+      'worker',
+      () => stack.pipeline.worker.role,
+      ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
+    ],
+  ] as const)(
+    'the %s may update only the lock (and watermark) attributes of a source row, never a binding',
+    (_name, role, attributes) => {
+      const writes = sourceStatements(role()).filter((st) => actionsOf(st).some((a) => WRITES.includes(a)));
+      expect(writes).toHaveLength(1);
+      expect(actionsOf(writes[0]!)).toEqual(['dynamodb:UpdateItem']);
+      expect(writes[0]!.Condition).toEqual({
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+        'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': ['binding#*'] },
+      });
+      const actions = sourceStatements(role()).flatMap(actionsOf);
+      for (const never of [
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:Scan',
+      ])
+        expect(actions).not.toContain(never);
+    },
+  );
+
+  it('no function role but the API may write the Sources table unconditioned', () => {
+    const apiRoleId = logicalId(stack.adminApi.handler.role);
+    const sourcesId = logicalId(stack.tables.sources);
+    for (const policy of Object.values(resourcesOf('AWS::IAM::Policy'))) {
+      const roles = policy.Properties.Roles as { Ref: string }[];
+      if (roles.every((r) => r.Ref === apiRoleId)) continue;
+      for (const st of (policy.Properties.PolicyDocument as { Statement: Conditioned[] }).Statement) {
+        if (!JSON.stringify(st.Resource).includes(`"${sourcesId}"`)) continue;
+        if (actionsOf(st).some((a) => WRITES.includes(a))) expect(st.Condition).toBeDefined();
+      }
+    }
+    expect(sourceStatements(stack.adminApi.handler.role).flatMap(actionsOf)).toEqual(
+      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+    );
+  });
+
+  it('the run functions and the API read no table stream', () => {
+    const roles = [
+      stack.adminApi.handler.role,
+      stack.pipeline.worker.role,
+      stack.pipeline.drain.role,
+      stack.scheduling.reaper.role,
+      stack.scheduling.startRun.role,
+    ];
+    for (const role of roles) {
+      const actions = Object.values(grantsOf(role)).flat();
+      expect(actions).not.toContain('dynamodb:GetRecords');
+      expect(actions).not.toContain('dynamodb:GetShardIterator');
+    }
   });
 
   it('the Scheduler role and the run-outcome publisher', () => {

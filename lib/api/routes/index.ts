@@ -4,6 +4,7 @@ import { defineRoute, type Route } from '../route.js';
 import { deadLetterRoutes } from './dead-letters.js';
 import { itemRoutes } from './items.js';
 import { runRoutes } from './runs.js';
+import { secretBindingRoutes } from './secret-bindings.js';
 import { sourceRoutes } from './sources.js';
 
 let document: ReturnType<typeof buildOpenApiDocument> | undefined;
@@ -30,6 +31,7 @@ const openApiRoute = defineRoute({
 /** Every route of the admin API. */
 export const API_ROUTES: readonly Route[] = [
   ...sourceRoutes,
+  ...secretBindingRoutes,
   ...runRoutes,
   ...deadLetterRoutes,
   ...itemRoutes,

@@ -1,6 +1,7 @@
 import { parseConnectorConfig } from '../../connectors/registry.js';
 import { stableHash } from '../../run/hash.js';
 import { SourceNotFoundError } from '../../store/errors.js';
+import { unboundOriginProblems } from '../binding-guard.js';
 import { RawSecretError, SourcePolicyError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
@@ -46,7 +47,10 @@ export const sourceRoutes: Route[] = [
         config,
         deps.sourceGuard ?? STRICT_SOURCE_GUARD,
       );
+      refused.push(...(await unboundOriginProblems(deps, params.sourceId, config)));
       if (refused.length > 0) throw new SourcePolicyError(refused);
+      // Signed only once every check passed: a MAC says "the API accepted this config".
+      const configMac = await deps.trust.signConfig(params.sourceId, body.connector, config);
       const { source, created } = await writeSource(
         deps,
         {
@@ -55,6 +59,7 @@ export const sourceRoutes: Route[] = [
           config,
           schedules: body.schedules,
           configHash: stableHash({ connector: body.connector, config }),
+          configMac,
         },
         deps.clock.now(),
       );

@@ -147,7 +147,7 @@ async function fetchPage(
       : sameOriginUrl(checkNextUrl(links.next, limitsOf(config), url), config.baseUrl, response.url);
   const step = advance(
     position,
-    listed.map((raw) => listedKey(normalizeIssue(raw))),
+    listed.map((raw) => listedKey(normalizeIssue(raw), raw)),
     sourceNext,
     { precision: 's' },
   );

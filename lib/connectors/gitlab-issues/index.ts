@@ -154,7 +154,7 @@ async function fetchPage(
   const listed = issuesOf(config, response, url);
   const step = advance(
     position,
-    listed.map((raw) => listedKey(normalizeGitlabIssue(raw))),
+    listed.map((raw) => listedKey(normalizeGitlabIssue(raw), raw)),
     nextPageUrl(config, url, response),
     { precision: 's' },
   );

@@ -133,7 +133,7 @@ async function fetchKeyedPage(
   const continuation = keyedNext(config, follow, listed, position.full ?? 0);
   const step = advance(
     position,
-    listed.items.map((raw) => listedKey(normalizeRecord(config, raw))),
+    listed.items.map((raw) => listedKey(normalizeRecord(config, raw), raw)),
     continuation.next,
     { guessed: continuation.guessed, precision },
   );

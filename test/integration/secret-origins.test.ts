@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
+import { apiGatewayEvent } from '../../lib/api/event.js';
+import { handleApiRequest } from '../../lib/api/handler.js';
+import { loadConfig } from '../../lib/config/env.js';
+import { guardedFetch } from '../../lib/connectors/guarded-fetch.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { stableHash } from '../../lib/run/hash.js';
+import { TEST_REGION } from '../support/aws.js';
+import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { type Listener, startListener } from '../support/listener.js';
+
+/**
+ * Where a secret may go, tried as an attacker would: one test per attack. The owner's host and
+ * the attacker's are two listeners on their own ports (two origins); each test asserts the
+ * attacker's host never saw the token, and that the refusal is classified and names the origin.
+ */
+
+const TOKEN = 'tok-victim-0123456789abcdef';
+const ORG_TOKEN = 'tok-org-fedcba9876543210';
+const VICTIM_REF = 'ssm:/harvester/victim/token';
+const ORG_REF = 'ssm:/org/github-token';
+const values: Record<string, string> = { [VICTIM_REF]: TOKEN, [ORG_REF]: ORG_TOKEN };
+
+let owner: Listener;
+let attacker: Listener;
+let engine: TestEngine;
+let api: ApiDeps;
+
+beforeAll(async () => {
+  owner = await startListener();
+  attacker = await startListener();
+  const env = { SHARED_SECRET_REFS: JSON.stringify({ [ORG_REF]: [owner.url] }) };
+  engine = await setUpTestEngine('secret-origins', {
+    env,
+    secrets: async (reference) => values[reference] ?? 'unknown',
+    // `plain.example` is a host name that reaches the attacker over plain http (not loopback by name).
+    fetch: guardedFetch(
+      {
+        allowLoopback: true,
+        allowPrivate: true,
+        allowedHosts: [],
+        sharedSecrets: [],
+        sharedSecretOrigins: {},
+      },
+      { connectLookup: (_host, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]) },
+    ),
+  });
+  const config = loadConfig({
+    AWS_REGION: TEST_REGION,
+    AWS_ENDPOINT_URL: engine.aws.endpoint,
+    HARVESTER_PREFIX: engine.aws.prefix,
+    LOG_LEVEL: 'SILENT',
+    ...env,
+  });
+  api = createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
+  engine.runtime({ workers: 1 }).start();
+});
+afterAll(async () => {
+  await engine.stop();
+  await Promise.all([owner.stop(), attacker.stop()]);
+});
+
+async function call(method: string, url: string, body?: unknown) {
+  const res = await handleApiRequest(
+    apiGatewayEvent({
+      method,
+      url,
+      ...(body === undefined
+        ? {}
+        : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    }),
+    api,
+  );
+  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
+}
+
+const restConfig = (base: string, secretRef = VICTIM_REF) => ({
+  url: `${base}/records`,
+  itemsPath: 'data',
+  idField: 'id',
+  updatedAtField: 'updatedAt',
+  pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+  auth: { header: 'Authorization', prefix: 'Bearer ', secretRef },
+});
+
+async function runToEnd(sourceId: string) {
+  const run = await startRun(engine.deps, { sourceId, mode: 'full' });
+  const ended = await waitForRun(engine.deps, run.runId);
+  const entries = await engine.deps.deadLetters.listAll(sourceId);
+  return { ended, reasons: [ended.failure?.message ?? '', ...entries.map((e) => e.reason)].join('\n') };
+}
+
+describe('a secret goes only to the origins it is bound to', () => {
+  beforeAll(async () => {
+    const bound = await call('PUT', '/secret-bindings/victim', { bindings: { [VICTIM_REF]: [owner.url] } });
+    expect(bound.status).toBe(200);
+    const put = await call('PUT', '/sources/victim', {
+      connector: 'rest-json',
+      config: restConfig(owner.url),
+    });
+    expect(put.status).toBe(201);
+  });
+
+  it('re-point and test: re-pointing a source that keeps its secret is refused, and no check sends it', async () => {
+    const repoint = await call('PUT', '/sources/victim', {
+      connector: 'rest-json',
+      config: restConfig(attacker.url),
+    });
+    const check = await call('POST', '/sources/victim/test');
+
+    expect(repoint.status).toBe(400);
+    expect(JSON.stringify(repoint.json.errors)).toContain(`origin ${attacker.url} is not bound`);
+    expect(check.json.ok).toBe(true); // still the owner's source
+    expect(owner.saw(TOKEN)).toBe(true);
+    expect(attacker.saw(TOKEN)).toBe(false);
+  });
+
+  it('re-point and run: a request to an origin the binding no longer holds is refused at request time', async () => {
+    // An admin once bound both hosts and the source was pointed at the second; the binding was narrowed since.
+    await call('PUT', '/secret-bindings/victim', { bindings: { [VICTIM_REF]: [owner.url, attacker.url] } });
+    expect(
+      (await call('PUT', '/sources/victim', { connector: 'rest-json', config: restConfig(attacker.url) }))
+        .status,
+    ).toBe(200);
+    await call('PUT', '/secret-bindings/victim', { bindings: { [VICTIM_REF]: [owner.url] } });
+
+    const { ended, reasons } = await runToEnd('victim');
+
+    expect(ended.state).toBe('failed');
+    expect(reasons).toContain(`may not be sent to ${attacker.url}`);
+    expect(attacker.saw(TOKEN)).toBe(false);
+    await call('PUT', '/sources/victim', { connector: 'rest-json', config: restConfig(owner.url) });
+  });
+
+  it('echoing host: a connection check never answers the secret, even when the source echoes it back', async () => {
+    const check = await call('POST', '/sources/victim/test');
+
+    expect(check.json.ok).toBe(true);
+    expect(owner.saw(TOKEN)).toBe(true); // the owner's host echoed the Authorization header …
+    expect(JSON.stringify(check.json)).not.toContain(TOKEN); // … and the answer does not carry it
+    expect(check.json.sample.data.headers.authorization).toBe('Bearer <redacted>');
+  });
+
+  it('shared secret to a foreign host: refused when saved, and refused by the worker for a row saved before', async () => {
+    const saved = await call('PUT', '/sources/borrower', {
+      connector: 'rest-json',
+      config: restConfig(attacker.url, ORG_REF),
+    });
+    expect(saved.status).toBe(400);
+    expect(JSON.stringify(saved.json.errors)).toContain(
+      `origin ${attacker.url} is not bound to secret ${ORG_REF}`,
+    );
+
+    // A row the API signed before shared secrets had origins.
+    const config = restConfig(attacker.url, ORG_REF);
+    await engine.deps.sources.put(
+      {
+        sourceId: 'borrower',
+        connector: 'rest-json',
+        config,
+        schedules: [],
+        configHash: stableHash({ connector: 'rest-json', config }),
+        configMac: await engine.deps.trust.signConfig('borrower', 'rest-json', config),
+      },
+      Date.now(),
+    );
+    const { ended, reasons } = await runToEnd('borrower');
+
+    expect(ended.state).toBe('failed');
+    expect(reasons).toContain(`may not be sent to ${attacker.url}`);
+    expect(attacker.saw(ORG_TOKEN)).toBe(false);
+  });
+
+  it("a source row rewritten with StartRun's permissions (no API signature) fails the run before any secret is read", async () => {
+    // What a role that may write Sources items but not use the signing key can do: rewrite the config.
+    await putSource(engine.deps, 'victim', 'rest-json', restConfig(attacker.url));
+    const { ended } = await runToEnd('victim');
+
+    expect(ended.state).toBe('failed');
+    expect(ended.failure).toMatchObject({ reason: 'config_unverified' });
+    expect(attacker.saw(TOKEN)).toBe(false);
+    await call('PUT', '/sources/victim', { connector: 'rest-json', config: restConfig(owner.url) });
+  });
+
+  it('plain http with a secret in a stored row: never sent, even to the right host', async () => {
+    const https = attacker.url.replace('http://127.0.0.1', 'https://plain.example');
+    await call('PUT', '/secret-bindings/plain', { bindings: { 'ssm:/harvester/plain/token': [https] } });
+    values['ssm:/harvester/plain/token'] = 'tok-plain-5555';
+    // A signed row from before https was required with a secret, pointing at the same host over http.
+    const config = restConfig(https.replace('https://', 'http://'), 'ssm:/harvester/plain/token');
+    await engine.deps.sources.put(
+      {
+        sourceId: 'plain',
+        connector: 'rest-json',
+        config,
+        schedules: [],
+        configHash: stableHash({ connector: 'rest-json', config }),
+        configMac: await engine.deps.trust.signConfig('plain', 'rest-json', config),
+      },
+      Date.now(),
+    );
+
+    const { ended, reasons } = await runToEnd('plain');
+
+    expect(ended.state).toBe('failed');
+    expect(reasons).toContain('may not be sent to http://plain.example');
+    expect(attacker.saw('tok-plain-5555')).toBe(false);
+  });
+});
