@@ -18,7 +18,7 @@ import { type BenchEnv, round, secondsSince, setUpBench, waitForRun } from './se
  */
 
 /**
- * 200 pages of 20 issues; 5 s a page. Why 5 s, not the 1 s the issue suggests: moto serializes
+ * 200 pages of 20 issues; 5 s a page. Why 5 s, not 1 s: moto serializes
  * DynamoDB requests, and one run of this source through the pipeline costs ~8,000 of them (an
  * item write per entity, plus the control plane and the event source mapping's requests per
  * page): 50 s on this machine read as one stream with no source latency, 60–90 s split into eight

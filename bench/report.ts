@@ -1,6 +1,6 @@
 import { round } from './setup.js';
 
-/** One goal of the issue next to what was measured. */
+/** One goal next to what was measured. */
 export interface GoalRow {
   readonly goal: string;
   readonly target: string;

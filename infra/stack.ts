@@ -16,7 +16,7 @@ import { type HarvesterSettings, resolveSettings } from './settings.js';
 export interface HarvesterStackProps extends StackProps, Partial<HarvesterSettings> {}
 
 /**
- * Harvester on AWS (DESIGN §9): tables, the page queue with its DLQ, the page worker, reaper, drain,
+ * Harvester on AWS: tables, the page queue with its DLQ, the page worker, reaper, drain,
  * start-run and API functions, Scheduler clocks, the event bus, notifications, alarms and a dashboard.
  */
 export class HarvesterStack extends Stack {

@@ -45,7 +45,7 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 );
 
 /**
- * The admin API (DESIGN §9): one function behind an API Gateway HTTP API. Every route requires IAM
+ * The admin API: one function behind an API Gateway HTTP API. Every route requires IAM
  * (SigV4) authorization — operators and the CLI sign with their own credentials, so there is no
  * user pool or API key to manage. The `$default` stage logs every request as JSON and is throttled.
  */

@@ -41,7 +41,7 @@ function attribute(key: KeyAttribute): dynamodb.Attribute {
 }
 
 /**
- * The Harvester tables (DESIGN §3, plus the rate budgets), built from `TABLES` in lib/resources/definitions.ts — the
+ * The Harvester tables, built from `TABLES` in lib/resources/definitions.ts — the
  * same definitions the local emulator bootstrap creates, so keys and indexes cannot drift apart.
  *
  * Every table is on-demand (harvest load is bursty and unpredictable), has point-in-time recovery

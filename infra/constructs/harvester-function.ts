@@ -119,7 +119,7 @@ export class HarvesterFunction extends Construct {
     Validations.of(this.fn).acknowledge({
       id: 'AwsSolutions-L1',
       reason:
-        'The platform pins Lambda functions to nodejs22.x (DESIGN / deployment brief); moving to a newer ' +
+        'Harvester pins its Lambda functions to nodejs22.x; moving to a newer ' +
         'runtime is a deliberate, tested upgrade, not a side effect of a cdk-lib bump.',
     });
     if (props.tracing) {
@@ -148,7 +148,7 @@ export class HarvesterFunction extends Construct {
   }
 
   /**
-   * Lets the function resolve connector secrets, which sources hold only by reference (DESIGN §3):
+   * Lets the function resolve connector secrets, which sources hold only by reference:
    * SSM parameters and Secrets Manager secrets under `harvester/` (each source may only use its own
    * `harvester/<sourceId>/…`, which the API and the worker enforce; IAM cannot tell sources apart
    * inside one role), plus exactly the stack's shared secrets, wherever they live.

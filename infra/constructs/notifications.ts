@@ -6,7 +6,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 
-/** The run outcomes an operator is told about (DESIGN §9): events with source `harvester`. */
+/** The run outcomes an operator is told about: events with source `harvester`. */
 export const NOTIFIED_DETAIL_TYPES = ['SyncRun Failed', 'SyncRun Succeeded With Errors'] as const;
 
 /** Props of {@link Notifications}. */

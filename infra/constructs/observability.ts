@@ -28,7 +28,7 @@ export interface ObservabilityProps {
   readonly api: apigw.IHttpApi;
 }
 
-/** A Harvester EMF metric (DESIGN §9 counters), summed per period unless told otherwise. */
+/** A Harvester EMF metric, summed per period unless told otherwise. */
 function emf(metricName: MetricName, statistic = cw.Stats.SUM, period = Duration.minutes(5)): cw.Metric {
   return new cw.Metric({
     namespace: METRICS_NAMESPACE,

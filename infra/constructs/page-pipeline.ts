@@ -38,7 +38,7 @@ export interface PagePipelineProps {
 }
 
 /**
- * The page path of a run (DESIGN §1): the page worker fed by the page queue, and the drain fed by
+ * The page path of a run: the page worker fed by the page queue, and the drain fed by
  * the page DLQ. Both mappings report partial batch failures, so one bad message never redelivers
  * its neighbours.
  */
@@ -76,7 +76,7 @@ export class PagePipeline extends Construct {
     // Every source request takes from (and settles with) its credential's rate budget: a read
     // and a conditional put of one record, nothing else.
     tables.rateBudgets.grant(worker, 'dynamodb:GetItem', 'dynamodb:PutItem');
-    // Finishing a run releases the source's active-run lock and moves its watermark (DESIGN §4.5, §7).
+    // Finishing a run releases the source's active-run lock and moves its watermark.
     tables.grantSourceLock(worker, { watermark: true });
     messaging.pageQueue.grantSendMessages(worker);
     messaging.bus.grantPutEventsTo(worker);
@@ -105,7 +105,7 @@ export class PagePipeline extends Construct {
     // Settling a run may end it: the source's lock is released (and a watermark committed).
     tables.grantSourceLock(drain, { watermark: true });
     tables.grantData(drain, 'deadLetters', 'readWrite');
-    // Settling a run may continue it past the poison page (DESIGN §6) or fail it (event on the bus).
+    // Settling a run may continue it past the poison page or fail it (event on the bus).
     messaging.pageQueue.grantSendMessages(drain);
     messaging.bus.grantPutEventsTo(drain);
   }

@@ -26,7 +26,7 @@ export interface SchedulingProps {
 export type ScheduleAction = 'Create' | 'Update' | 'Delete' | 'Get';
 
 /**
- * Harvester's clocks (DESIGN §1, §5): the schedule group that holds deferred-page and per-source
+ * Harvester's clocks: the schedule group that holds deferred-page and per-source
  * schedules, the role EventBridge Scheduler assumes to run them, the start-run function that
  * recurring source schedules invoke, and the reaper with its `rate(1 minute)` schedule.
  *

@@ -15,7 +15,7 @@ import { type Io, PROCESS_IO, printProblem } from './output.js';
 import { CLI_VERSION } from './version.js';
 
 /**
- * `harvester`: the admin API from a terminal (DESIGN §9), plus `local` and `fake-source` to run
+ * `harvester`: the admin API from a terminal, plus `local` and `fake-source` to run
  * everything on one machine.
  *
  * @example

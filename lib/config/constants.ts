@@ -1,5 +1,5 @@
 /**
- * The fixed reliability constants of DESIGN §2, in one place.
+ * The fixed reliability constants, in one place.
  *
  * These are module constants, never source settings: every source gets the same retry, heartbeat
  * and freshness behaviour, so an operator can reason about any run with the same numbers. Every

@@ -4,7 +4,7 @@ import type { Classification } from '../retry/errors.js';
 import type { SincePrecision } from './source-timing.js';
 
 /**
- * What a connector declares about its source (DESIGN §8). The engine's resume and continuation
+ * What a connector declares about its source. The engine's resume and continuation
  * decisions read it; nothing else about a source is hard-coded in the core.
  */
 export interface ConnectorManifest {
@@ -178,7 +178,7 @@ export type Normalized =
   | { readonly ok: false; readonly reason: string; readonly ref: string | null };
 
 /**
- * A connector: a zod-validated config plus four operations (DESIGN §8). `Config` is the parsed
+ * A connector: a zod-validated config plus four operations. `Config` is the parsed
  * config type of the connector's own schema.
  */
 export interface Connector<Config = unknown> {

@@ -6,7 +6,7 @@ import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-ch
 import { unidentifiedRef } from './unidentified.js';
 
 /**
- * Keyset positions for streams ordered by modification time (DESIGN §4.9).
+ * Keyset positions for streams ordered by modification time.
  *
  * A listing sorted by `updatedAt` but paged by position (`page=N`, a `Link` URL with a page
  * number) is not stable: an entity edited mid-run jumps to the end, every entity behind it moves

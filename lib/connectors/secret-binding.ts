@@ -2,7 +2,7 @@ import { ClassifiedError } from '../retry/errors.js';
 import type { SecretResolver } from './contract.js';
 
 /**
- * Secrets are bound to sources (DESIGN §4.11): a source may only use secrets under its own name
+ * Secrets are bound to sources: a source may only use secrets under its own name
  * prefix, `harvester/<sourceId>/…` (SSM `/harvester/<sourceId>/…` or Secrets Manager
  * `harvester/<sourceId>/…`), or one of the stack's shared secrets. Without the binding, anyone who
  * may write a source could point it at a host they own with another source's token.

@@ -14,7 +14,7 @@ import { isTombstoneSlice } from './tombstone-cursor.js';
 import { deliverOrFail } from './undeliverable.js';
 
 /**
- * Defers the step's page to `untilMs` (DESIGN §5): records the pause on the run, re-enqueues the
+ * Defers the step's page to `untilMs`: records the pause on the run, re-enqueues the
  * page carrying the attempts it already spent, and confirms the handoff. A wake-up that would
  * land past the run's progress budget is not scheduled: the run ends `source_unavailable` now.
  */

@@ -23,7 +23,7 @@ export type DrainResult =
 
 /**
  * Turns a message the page queue gave up on into a dead_letters entry and settles its run
- * (DESIGN §6): a malformed message is filed with its body excerpt (and ends its run `failed` when
+ *: a malformed message is filed with its body excerpt (and ends its run `failed` when
  * it is the page the run waits for: no copy of it can be read); a poison page of the run's
  * current epoch is recorded and the run continues past it when the connector can compute the
  * next cursor, or ends `failed` with its checkpoint intact — never left running. A retry-failed
@@ -139,7 +139,7 @@ export async function drainDeadMessage(
 }
 
 /**
- * A retry-failed page the queue gave up on (DESIGN §6). Its cursor walks dead_letters, not the
+ * A retry-failed page the queue gave up on. Its cursor walks dead_letters, not the
  * source, so it is never filed as a source page (a later retry would fetch the dead-letters
  * cursor from the source): each entry of its slice stays open under its own kind and ref,
  * recorded as failed once more by this run. The next slice's cursor needs no source response, so

@@ -72,7 +72,7 @@ export async function publishOutcome(deps: EngineDeps, ended: SyncRun): Promise<
 
 /**
  * Ends a run that reached `MAX_PAGES_PER_RUN`: the bound that replaces Lambda's recursive-loop
- * guard for a worker that re-enqueues itself (DESIGN §9).
+ * guard for a worker that re-enqueues itself.
  */
 export async function failOverBudget(
   deps: EngineDeps,

@@ -6,7 +6,7 @@ import type { EngineDeps } from './deps.js';
 import { deliverOrFail } from './undeliverable.js';
 
 /*
- * Handing a page to the queue (DESIGN §4.10). The write that makes a page due (creation, commit,
+ * Handing a page to the queue. The write that makes a page due (creation, commit,
  * deferral, fence) records it as handed over; the send is confirmed right after it succeeds; the
  * worker that takes the page clears the handoff with its first heartbeat. A handoff whose send
  * was never confirmed is a successor that may have been lost between commit and send: it is

@@ -14,7 +14,7 @@ export interface Heartbeat {
 
 /**
  * Beats every {@link EngineDeps.limits.heartbeatIntervalMs} from a timer independent of the
- * retry loop, so a long in-attempt pause (a 60 s backoff) never looks like death (DESIGN §2).
+ * retry loop, so a long in-attempt pause (a 60 s backoff) never looks like death.
  * A beat refused as fenced or cancelled aborts the signal, and the worker stops at its next step.
  * A beat that fails for another reason (a throttled write) is logged and retried next tick: one
  * missed beat is not death, three are.

@@ -4,7 +4,7 @@ import type { PageScope } from '../store/dead-letters.js';
 import type { RunParams } from './start-run.js';
 
 /**
- * What a failed page needs to be fetched again exactly as it failed (DESIGN §6): the mode, the
+ * What a failed page needs to be fetched again exactly as it failed: the mode, the
  * `since` the run listed with, and the connector config it ran with. A `dlq_retry` run files no
  * source pages of its own, so it records none.
  *

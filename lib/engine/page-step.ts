@@ -23,7 +23,7 @@ import { isTombstoneSlice } from './tombstone-cursor.js';
 import { PageUndeliverableError, UNDELIVERABLE } from './undeliverable.js';
 
 /**
- * Processes one page message (DESIGN §1): drop it if stale, fetch with in-memory retries, load,
+ * Processes one page message: drop it if stale, fetch with in-memory retries, load,
  * dead-letter failures, commit, and enqueue the next page or end the run. Storage errors other
  * than the store's own refusals propagate, so the message is redelivered and nothing is
  * committed half-way.
@@ -41,7 +41,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   if (drop || !run) {
     if (drop === 'duplicate_page' && run && successorLost(deps, run, message)) {
       // This page's commit won, but its successor's send was never confirmed: the worker died
-      // or SQS failed right after the commit. Send it again at the same epoch (DESIGN §4.10).
+      // or SQS failed right after the commit. Send it again at the same epoch.
       await resendExpectedPage(deps, run, 'duplicate_noticed', message.partition);
     }
     deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: drop ?? 'run_not_found' });

@@ -67,7 +67,7 @@ export async function retryOwned<T>(
     },
   );
   // The attempt the source answered with a long wait is not spent either: a throttled page is
-  // bounded by the progress budget (DESIGN §5), a failing one by its attempts. Failures before
+  // bounded by the progress budget, a failing one by its attempts. Failures before
   // the wait stay spent; the deferral carries them.
   if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
   if (outcome.kind !== 'ok') return outcome;
@@ -271,7 +271,7 @@ export async function loadEntities(
 /**
  * A page whose fetch failed for good: record it; continue past it when the connector can
  * compute the next cursor without the response, otherwise end the run failed with its
- * checkpoint intact (DESIGN §6).
+ * checkpoint intact.
  */
 async function pageDeadLettered(
   context: StepContext,
@@ -317,7 +317,7 @@ async function pageDeadLettered(
   return { outcome: 'failed', reason: 'page_failed' };
 }
 
-/** Commits the page (DESIGN §4.1) and enqueues its successor or ends the run. */
+/** Commits the page and enqueues its successor or ends the run. */
 export async function commitAndContinue(
   context: StepContext,
   page: {

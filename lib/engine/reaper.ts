@@ -26,7 +26,7 @@ export type ReapOutcome =
   | { readonly kind: 'waiting'; readonly since: number };
 
 /**
- * One reaper pass (DESIGN §1, every minute): finds active runs whose heartbeat has been silent
+ * One reaper pass (every minute): finds active runs whose heartbeat has been silent
  * for longer than the threshold and judges the silence ({@link judgeSilence}): a run whose
  * expected page waits in the queue is reported, not touched; a page whose send was never
  * confirmed is sent again at the same epoch; only a run whose worker took its page and went

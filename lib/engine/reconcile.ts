@@ -8,7 +8,7 @@ import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
 /**
- * The tombstone pass of a reconciliation run (DESIGN §7): after a complete listing, the items the
+ * The tombstone pass of a reconciliation run: after a complete listing, the items the
  * listing did not serve are candidates; each candidate's absence is confirmed with `fetchItem`
  * (404/410, or an answer that is another record = gone; see `fetch-by-id.ts`) before it is
  * tombstoned, and one found is stored instead. The pass walks the

@@ -47,7 +47,7 @@ export function listRetrySlice(
 }
 
 /**
- * A `dlq_retry` page (DESIGN §6): the next slice of the source's dead letters that were open
+ * A `dlq_retry` page: the next slice of the source's dead letters that were open
  * when the run started. Items are re-fetched by id, pages by cursor; resolved entries leave
  * dead_letters, failing ones stay with one more attempt and the new error. The cursor walks the
  * dead_letters table itself, so the run needs no snapshot and never moves a source cursor.

@@ -51,7 +51,7 @@ export interface RunParams extends Record<string, unknown> {
 }
 
 /**
- * Starts a run (DESIGN §1): takes the source lock and creates the queued run in one transaction,
+ * Starts a run: takes the source lock and creates the queued run in one transaction,
  * then enqueues page 1. A second start on a busy source fails with `SourceBusyError` naming the
  * active run. If the enqueue is lost (a crash right here), the run's handoff of page 1 stays
  * unconfirmed and the reaper sends page 1 itself, at the same epoch.

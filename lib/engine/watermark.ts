@@ -6,7 +6,7 @@ import type { EngineDeps } from './deps.js';
 import type { RunParams } from './start-run.js';
 
 /**
- * Watermark rules (DESIGN §4.8, §4.9, §7).
+ * Watermark rules.
  *
  * - The watermark is a point such that every entity modified before it has been stored. It moves
  *   only when a run over a keyed stream succeeds: its value is the latest modification time the

@@ -42,7 +42,7 @@ export interface LocalStack {
 }
 
 /**
- * Starts Harvester locally (DESIGN §10): the emulator (moto, unless `AWS_ENDPOINT_URL` names
+ * Starts Harvester locally: the emulator (moto, unless `AWS_ENDPOINT_URL` names
  * one), its tables and queues, the local runtime, and the admin API on 127.0.0.1. The CLI's
  * `harvester local` and the demo run on it.
  *

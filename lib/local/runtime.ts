@@ -48,7 +48,7 @@ export interface LocalRuntimeOptions {
 }
 
 /**
- * The managed parts of AWS that an emulator does not play (DESIGN §10): Lambda's SQS event
+ * The managed parts of AWS that an emulator does not play: Lambda's SQS event
  * source mappings for the page queue and its DLQ, the reaper's one-minute schedule, and
  * EventBridge Scheduler firing due schedules. It runs the same engine functions as the Lambda
  * handlers; it is not a second implementation of the worker.

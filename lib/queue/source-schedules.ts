@@ -30,7 +30,7 @@ export const ScheduledStartSchema = z.object({
 });
 
 /**
- * A source's recurring schedules as EventBridge Scheduler schedules (DESIGN §9): each schedule
+ * A source's recurring schedules as EventBridge Scheduler schedules: each schedule
  * of a source is one Scheduler schedule in the Harvester group that invokes the start-run target
  * with `{sourceId, mode}`. Names are deterministic, so reconciling is idempotent: an API retry
  * after a partial failure converges on the same set instead of duplicating schedules.

@@ -8,7 +8,7 @@ export interface BackoffPolicy {
   readonly capMs: number;
 }
 
-/** The fixed policy of DESIGN §2: 1 s base, 60 s cap (below the 90 s silence threshold). */
+/** The fixed policy: 1 s base, 60 s cap (below the 90 s silence threshold). */
 export const DEFAULT_BACKOFF: BackoffPolicy = {
   baseMs: RELIABILITY.backoffBaseMs,
   capMs: RELIABILITY.backoffCapMs,

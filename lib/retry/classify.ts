@@ -9,7 +9,7 @@ import {
 import { waitFromHeaders } from './retry-after.js';
 
 /**
- * The default classification of DESIGN §5, for any connector that does not know better. Pure:
+ * The default classification, for any connector that does not know better. Pure:
  * the only clock is the `now` argument, used to turn an HTTP-date `Retry-After` into a wait.
  */
 
@@ -138,7 +138,7 @@ function describeUnknown(error: unknown): string {
 }
 
 /**
- * The default classification (DESIGN §5).
+ * The default classification.
  *
  * | error | class |
  * |---|---|

@@ -1,5 +1,5 @@
 /**
- * Error classes decide behaviour (DESIGN §5): a transient error is retried (or deferred), a
+ * Error classes decide behaviour: a transient error is retried (or deferred), a
  * permanent one goes straight to dead_letters. The class is a layer above the protocol: HTTP,
  * S3, databases and mail all map onto it.
  */

@@ -12,7 +12,7 @@ export interface RetryInfo {
   readonly classification: Classification;
 }
 
-/** Options of {@link retryWithBackoff}; the defaults are the fixed constants of DESIGN §2. */
+/** Options of {@link retryWithBackoff}; the defaults are the fixed constants. */
 export interface RetryOptions {
   /** Attempts in total, the first included. Default `RELIABILITY.attemptsPerRequest` (5). */
   readonly attempts?: number;
@@ -68,7 +68,7 @@ function notify(onRetry: RetryOptions['onRetry'], info: RetryInfo): void {
 }
 
 /**
- * Runs `op` with in-memory retries (DESIGN §5) and says what came of it. Never throws for errors
+ * Runs `op` with in-memory retries and says what came of it. Never throws for errors
  * of `op`: every failure ends as an outcome the engine acts on.
  *
  * - success → `ok` with the attempts used;
@@ -77,7 +77,7 @@ function notify(onRetry: RetryOptions['onRetry'], info: RetryInfo): void {
  * - transient error with a longer wait the source asked for → `defer` until `now + wait`,
  *   without sleeping, so the worker slot is freed and the page comes back through the queue — also
  *   on the last attempt: a source that says "come back in an hour" is throttling, not broken, and
- *   the engine bounds such waits by the run's progress budget (DESIGN §5), not by attempts;
+ *   the engine bounds such waits by the run's progress budget, not by attempts;
  * - any other transient error on the last attempt → `dead_letter` with class `transient` and the
  *   last reason.
  *

@@ -1,5 +1,5 @@
 /**
- * Waits a source asks for, read from its response headers (DESIGN §5: "the source knows best").
+ * Waits a source asks for, read from its response headers ("the source knows best").
  *
  * Every function here takes lower-cased header names (as `fetch` exposes them) and an injected
  * `now`, and returns milliseconds to wait or `undefined`. Garbage is `undefined` (the caller falls

@@ -18,7 +18,7 @@ export function stableHash(value: unknown): string {
 }
 
 /**
- * The hash a run records of what produced its checkpoint (DESIGN §4.8): mode, connector, the
+ * The hash a run records of what produced its checkpoint: mode, connector, the
  * connector config and the run's scope. A resume compares it with the source's current value.
  */
 export function runParamsHash(input: {

@@ -1,5 +1,5 @@
 /**
- * The SyncRun model: the single source of truth the UI reads (DESIGN §3). Pure types, no AWS.
+ * The SyncRun model: the single source of truth the UI reads. Pure types, no AWS.
  */
 
 export const RUN_MODES = ['full', 'incremental', 'reconciliation', 'dlq_retry'] as const;
@@ -12,7 +12,7 @@ export type RunState = (typeof RUN_STATES)[number];
 export const ACTIVE_STATES = ['queued', 'running'] as const satisfies readonly RunState[];
 export const TERMINAL_STATES = ['succeeded', 'failed', 'cancelled'] as const satisfies readonly RunState[];
 
-/** Why a run started where it did (DESIGN §4.7). Every start, resume and restart records one. */
+/** Why a run started where it did. Every start, resume and restart records one. */
 export const RESUME_VERDICTS = [
   'fresh_start',
   'resumed',
@@ -35,7 +35,7 @@ export interface ResumeRecord {
   readonly at: number;
 }
 
-/** Position after the last complete page. Only a page commit writes it (DESIGN §4.3). */
+/** Position after the last complete page. Only a page commit writes it. */
 export interface Checkpoint {
   /** Cursor of the page to fetch next; null when the stream ended. */
   readonly cursor: string | null;
@@ -48,7 +48,7 @@ export interface Checkpoint {
 }
 
 /**
- * The expected page handed to the queue and not yet claimed by a worker (DESIGN §4.10). Written
+ * The expected page handed to the queue and not yet claimed by a worker. Written
  * with the write that makes the page due (run creation, page commit, deferral, fence); `sentAt`
  * is set once the message is known to be on the queue (or on a deferral schedule); the worker
  * that takes the page removes it with its first heartbeat. While it is there, silence means the

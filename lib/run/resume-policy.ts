@@ -26,7 +26,7 @@ export interface ResumeInput {
 }
 
 /**
- * Decides how a silent run continues (DESIGN §4.7, §4.8, §7). Order matters and each rule has a reason:
+ * Decides how a silent run continues. Order matters and each rule has a reason:
  * 1. a run that died `maxRestarts` times is a crash loop: fail it (`restart_limit`) instead of burning workers;
  * 2. a run belongs to the parameters it started with (`params_changed`) — checked before any
  *    page is committed too, so a run reconfigured before its first commit adopts the new config

@@ -2,7 +2,7 @@ import { RELIABILITY } from '../config/constants.js';
 import type { SyncRun } from './model.js';
 
 /**
- * What a silent heartbeat means (DESIGN §4.10). Silence means that no live worker holds a page,
+ * What a silent heartbeat means. Silence means that no live worker holds a page,
  * not that the page waits in a backlogged queue or on a deferral:
  *
  * - `alive`: the holder beat within the silence threshold.
@@ -60,7 +60,7 @@ export function judgeSilence(
 
 /**
  * When the run last made progress: its last page commit, its (re)start, or its creation. The
- * progress budget (DESIGN §5) counts from here — page 1 included, which has no checkpoint.
+ * progress budget counts from here — page 1 included, which has no checkpoint.
  */
 export function lastProgressAt(
   run: Pick<SyncRun, 'checkpoint' | 'startedAt' | 'createdAt' | 'resume' | 'nextPage' | 'partitions'>,

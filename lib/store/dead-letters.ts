@@ -29,7 +29,7 @@ export interface PageScope {
   readonly window?: { readonly from: string | null; readonly until: string | null };
 }
 
-/** One durable triage entry (DESIGN §3). */
+/** One durable triage entry. */
 export interface DeadLetter {
   readonly sourceId: string;
   readonly entryId: string;
@@ -190,7 +190,7 @@ export class DeadLetterStore {
 
   /**
    * Resolves the open item entries of entities that were just loaded: a later run that stores
-   * an entity proves its old failure is over, so the entry leaves dead_letters (DESIGN §6:
+   * an entity proves its old failure is over, so the entry leaves dead_letters (
    * dead letters are what is still wrong). A source with no open item entry costs one keys-only
    * read of one key; otherwise one batch read for the page's ids, and a delete per match,
    * conditional on the entry not having failed again since `loadedAt`. Returns the ids resolved.

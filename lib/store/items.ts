@@ -76,7 +76,7 @@ export function approximateItemBytes(item: Record<string, unknown>): number {
   return Buffer.byteLength(JSON.stringify(item), 'utf8');
 }
 
-/** The Items repository: idempotent, version-guarded loads (DESIGN §4.4). */
+/** The Items repository: idempotent, version-guarded loads. */
 export class ItemStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -86,7 +86,7 @@ export class ItemStore {
   ) {}
 
   /**
-   * Writes an entity under the fenced-write rules (DESIGN §4.4):
+   * Writes an entity under the fenced-write rules:
    *
    * - a **newer** version than the stored one (or no stored item) is written, and clears a
    *   tombstone: the source changed the entity after it was found missing, so it exists;

@@ -77,7 +77,7 @@ function toSource(item: Record<string, unknown>): SourceRecord {
   };
 }
 
-/** The Sources repository, including the one-active-run-per-source lock (DESIGN §4.5). */
+/** The Sources repository, including the one-active-run-per-source lock. */
 export class SourceStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,

@@ -320,7 +320,7 @@ export class SyncRunStore {
   }
 
   /**
-   * Commits one complete page (DESIGN §4.1): checkpoint, nextPage, heartbeat and the counters in
+   * Commits one complete page: checkpoint, nextPage, heartbeat and the counters in
    * one conditional write on state, epoch and nextPage. A duplicate or stale message fails the
    * condition, so it can never count twice or enqueue a successor.
    */

@@ -7,7 +7,7 @@ import { movableClock } from '../support/crash.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
 /*
- * The issue's load test: 40 runs of a non-resumable mode (full), one source each, two workers,
+ * A load test: 40 runs of a non-resumable mode (full), one source each, two workers,
  * and a reaper that sees every queued successor wait for minutes (the movable clock jumps one
  * minute, the reaper's cadence, before each pass; pages wait many passes). Before the handoff, each pass fenced and restarted the waiting runs.
  */

@@ -6,7 +6,7 @@ import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
 import { toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
-/** Dead letters: triage listing and "retry failed" (DESIGN §6). */
+/** Dead letters: triage listing and "retry failed". */
 export const deadLetterRoutes: Route[] = [
   defineRoute({
     method: 'GET',

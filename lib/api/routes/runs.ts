@@ -14,7 +14,7 @@ import {
 import { SourcePathSchema } from '../schemas/sources.js';
 import { runView, toRunView, triggerOf } from '../views.js';
 
-/** Runs: start, read, list, cancel (DESIGN §9). */
+/** Runs: start, read, list, cancel. */
 export const runRoutes: Route[] = [
   defineRoute({
     method: 'POST',

@@ -21,7 +21,7 @@ import { SourceTestResultSchema, testSource } from '../source-test.js';
 import { writeSchedules, writeSource } from '../source-writes.js';
 import { toSourceView } from '../views.js';
 
-/** Sources: create or replace, read, list, delete (DESIGN §9). */
+/** Sources: create or replace, read, list, delete. */
 export const sourceRoutes: Route[] = [
   defineRoute({
     method: 'PUT',

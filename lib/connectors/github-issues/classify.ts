@@ -3,7 +3,7 @@ import { type Classification, SourceHttpError } from '../../retry/errors.js';
 import { parseRateLimitReset, parseRetryAfter } from '../../retry/retry-after.js';
 
 /**
- * GitHub's own meaning of 403 and 429 (DESIGN §5), from its REST API documentation on rate limits:
+ * GitHub's own meaning of 403 and 429, from its REST API documentation on rate limits:
  *
  * - primary limit: `x-ratelimit-remaining: 0` — wait until `x-ratelimit-reset` (epoch seconds);
  * - `retry-after` present — wait that many seconds;

@@ -3,7 +3,7 @@ import { type Classification, SourceHttpError } from '../../retry/errors.js';
 import { parseRateLimitReset, parseRetryAfter } from '../../retry/retry-after.js';
 
 /**
- * GitLab's own meaning of 429 and 403 (DESIGN §5), from its rate-limit documentation: a throttled
+ * GitLab's own meaning of 429 and 403, from its rate-limit documentation: a throttled
  * request is answered 429 (some protected paths and older instances answer 403) with
  * `Retry-After` (seconds) and `RateLimit-Remaining` / `RateLimit-Reset` (epoch seconds). A 403
  * carrying those headers is a rate limit, not a permission problem; a 403 without them is.

@@ -4,7 +4,7 @@ import { EntityGoneError } from '../gone.js';
 
 /**
  * S3's errors, classified by what the SDK reports — the error `name` (S3's error code), `$fault`
- * and `$retryable` — never by HTTP status (DESIGN §5: the class is a layer above the protocol).
+ * and `$retryable` — never by HTTP status (the class is a layer above the protocol).
  * S3 answers "slow down" with 503 and "no such bucket" with 404, but also `InvalidObjectState`
  * with 403 like `AccessDenied`; the code is what tells them apart.
  */
