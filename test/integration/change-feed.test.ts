@@ -133,7 +133,12 @@ describe('the local change feed', () => {
   it('harvester events tail prints the events as they arrive', async () => {
     let printed = '';
     const io = {
-      out: new Writable({ write: (chunk, _e, done) => ((printed += String(chunk)), done()) }),
+      out: new Writable({
+        write: (chunk, _e, done) => {
+          printed += String(chunk);
+          done();
+        },
+      }),
       err: new Writable({ write: (_c, _e, done) => done() }),
     };
     Object.assign(process.env, {
