@@ -7,6 +7,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
@@ -83,8 +84,9 @@ export const EXCERPT_MAX_CHARS = 2_000;
 
 /** Deterministic entry id: the same failure always lands on the same entry, so rewriting it is idempotent. */
 export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
-  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed.
-  return ref.length <= 200
+  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed. So are refs that carry a
+  // credential (a next URL with a signature): the key is shown, and seals the API's list cursors.
+  return ref.length <= 200 && redactCursor(ref) === ref
     ? `${kind}#${ref}`
     : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
 }

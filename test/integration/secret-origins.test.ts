@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
@@ -206,5 +208,59 @@ describe('a secret goes only to the origins it is bound to', () => {
     expect(ended.state).toBe('failed');
     expect(reasons).toContain('may not be sent to http://plain.example');
     expect(attacker.saw('tok-plain-5555')).toBe(false);
+  });
+});
+
+describe('a credential the source puts in its own next-page URL', () => {
+  // S3 presigned URLs and some OAuth APIs answer with a next URL that carries `access_token` or
+  // a signature: the worker must follow it as sent, and nobody may read it back.
+  const SIGNED = 'SIGNED-NEXT-0001';
+  const asked: string[] = [];
+  let base = '';
+  let stop: () => Promise<void> = async () => {};
+
+  beforeAll(async () => {
+    const server = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      if (!request.url?.includes('page=2')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            data: [{ id: 'n-1', updatedAt: '2024-01-01T00:00:00.000Z' }],
+            next: `${base}/records?page=2&access_token=${SIGNED}`,
+          }),
+        );
+        return;
+      }
+      response.writeHead(400).end('bad page');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    stop = () => new Promise((resolve) => server.close(() => resolve()));
+  });
+  afterAll(() => stop());
+
+  it('is followed as sent, and redacted in the run view and the dead letters', async () => {
+    await call('PUT', '/sources/signed-next', {
+      connector: 'rest-json',
+      config: {
+        url: `${base}/records`,
+        itemsPath: 'data',
+        idField: 'id',
+        updatedAtField: 'updatedAt',
+        pagination: { type: 'next-url', nextUrlPath: 'next' },
+      },
+    });
+
+    const { ended } = await runToEnd('signed-next');
+    const run = await call('GET', `/runs/${ended.runId}`);
+    const letters = await call('GET', '/sources/signed-next/dead-letters');
+
+    expect(asked.some((url) => url.includes(`access_token=${SIGNED}`))).toBe(true); // followed
+    expect(ended.checkpoint?.cursor).toContain(SIGNED); // and keeps it to resume from
+    expect(run.json.checkpoint.cursor).toBe(`${base}/records?page=2&access_token=<redacted>`);
+    expect(letters.json.items).toHaveLength(1);
+    expect(letters.json.items[0].ref).toBe(`${base}/records?page=2&access_token=<redacted>`);
+    expect(JSON.stringify([run.json, letters.json])).not.toContain(SIGNED);
   });
 });
