@@ -26,6 +26,11 @@ export interface PageScope {
   readonly since: string | null;
   readonly connector?: string;
   readonly config?: Record<string, unknown>;
+  /**
+   * The API's MAC over `config` (the run snapshot's `configMac`): a retry sends a secret with the
+   * scope's config only when it verifies, so a forged entry cannot steer where a secret goes.
+   */
+  readonly configMac?: string;
   /** A partition's page: the window of modification time its partition read. */
   readonly window?: { readonly from: string | null; readonly until: string | null };
 }

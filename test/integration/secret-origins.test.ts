@@ -185,6 +185,66 @@ describe('a secret goes only to the origins it is bound to', () => {
     await call('PUT', '/sources/victim', { connector: 'rest-json', config: restConfig(owner.url) });
   });
 
+  it('a forged dead-letter scope: retrying failed pages never sends the secret with a config the API did not sign', async () => {
+    await call('PUT', '/secret-bindings/scoped', {
+      bindings: { 'ssm:/harvester/scoped/token': [owner.url] },
+    });
+    values['ssm:/harvester/scoped/token'] = 'tok-scoped-7777';
+    const signed = restConfig(owner.url, 'ssm:/harvester/scoped/token');
+    expect((await call('PUT', '/sources/scoped', { connector: 'rest-json', config: signed })).status).toBe(
+      201,
+    );
+    // What a role that may write dead letters can do: file a page whose scope sends the token to
+    // another path of the bound origin (on a shared host, another tenant's endpoint).
+    await engine.deps.deadLetters.record({
+      sourceId: 'scoped',
+      kind: 'page',
+      ref: '',
+      errorClass: 'transient',
+      reason: 'filed by hand',
+      attempts: 1,
+      runId: 'forged',
+      page: 1,
+      scope: {
+        mode: 'full',
+        since: null,
+        connector: 'rest-json',
+        config: { ...signed, url: `${owner.url}/tenant-b/echo` },
+      },
+      now: Date.now() - 60_000,
+    });
+
+    // … and one the worker filed under an earlier config of the source, which the API signed.
+    const earlier = { ...signed, url: `${owner.url}/records-v1` };
+    await engine.deps.deadLetters.record({
+      sourceId: 'scoped',
+      kind: 'page',
+      ref: 'c2',
+      errorClass: 'transient',
+      reason: 'HTTP 503',
+      attempts: 1,
+      runId: 'earlier',
+      page: 2,
+      scope: {
+        mode: 'full',
+        since: null,
+        connector: 'rest-json',
+        config: earlier,
+        configMac: await engine.deps.trust.signConfig('scoped', 'rest-json', earlier),
+      },
+      now: Date.now() - 60_000,
+    });
+
+    const run = await startRun(engine.deps, { sourceId: 'scoped', mode: 'dlq_retry' });
+    const ended = await waitForRun(engine.deps, run.runId);
+
+    expect(ended.state).toBe('succeeded');
+    expect(owner.paths.filter((path) => path.startsWith('/tenant-b'))).toEqual([]);
+    expect(owner.paths.some((path) => path.startsWith('/records?'))).toBe(true); // with the source's config
+    expect(owner.paths.some((path) => path === '/records-v1?limit=100&cursor=c2')).toBe(true); // a signed scope's
+    expect(await engine.deps.deadLetters.listAll('scoped')).toEqual([]);
+  });
+
   it('plain http with a secret in a stored row: never sent, even to the right host', async () => {
     const https = attacker.url.replace('http://127.0.0.1', 'https://plain.example');
     await call('PUT', '/secret-bindings/plain', { bindings: { 'ssm:/harvester/plain/token': [https] } });
