@@ -267,7 +267,12 @@ describe('a source reconfigured while its run is down', () => {
     const { sourceId, fake } = await newSource();
     const started = await startAndCrash(sourceId, 'incremental', 'afterLoad', 3);
 
-    await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: PAGE_SIZE / 2 }));
+    await putSource(
+      engine.deps,
+      sourceId,
+      'rest-json',
+      fakeRestConfig(fake.url, { pageSize: PAGE_SIZE / 2 }),
+    );
     const report = await silenceThenReap();
     const run = await waitForRun(engine.deps, started.runId);
 
