@@ -840,7 +840,7 @@ describe('outputs', () => {
     template.hasOutput(name, {});
   });
 
-  it.each(['README.md', 'docs/operations.md'])('exports every output %s names', (file) => {
+  it.each(['README.md', 'docs/deploy.md', 'docs/operations.md'])('exports every output %s names', (file) => {
     const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
     const named = [...text.matchAll(/`([A-Z][A-Za-z]+(?:Url|Arn|Name))`/g)].map((m) => m[1] as string);
     expect(named.length).toBeGreaterThan(0);
