@@ -2,6 +2,7 @@ import { NumberValue } from '../../json/lossless.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import { sameOriginUrl } from '../http.js';
 import { checkCursor, checkNextUrl } from '../limits.js';
+import { sinceFor } from '../source-timing.js';
 import { getPath } from '../values.js';
 import { limitsOf, type RestJsonConfig, type RestJsonPagination } from './config.js';
 
@@ -45,7 +46,11 @@ export function pageUrl(config: RestJsonConfig, cursor: string | null, since: st
       : pagination.type === 'page'
         ? { [pagination.pageParam]: String(pageOf(pagination, cursor)) }
         : {};
-  const filter = config.sinceParam && since ? { [config.sinceParam]: since } : {};
+  // Every request asks what the run means, whatever the source's filter reads (`sinceFor`).
+  const filter =
+    config.sinceParam && since
+      ? { [config.sinceParam]: sinceFor(since, config.sincePrecision, config.sinceBound) }
+      : {};
   return withQuery(config.url, {
     ...config.extraQuery,
     [config.pageSizeParam]: String(config.pageSize),
@@ -124,8 +129,9 @@ export function keyedNext(
   const number = pageOf(pagination, cursor);
   const total = totalOf(config, page.body);
   if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
-  // Before any page held a row, the requested size stands in, so empty pages still count on.
-  const size = Math.max(served, page.items.length) || config.pageSize;
+  // Before any page held a row the true page size is unknown (a source may serve one row a page,
+  // whatever it was asked): count one a page, so empty pages cost at most `total` requests, never a row.
+  const size = Math.max(served, page.items.length, 1);
   const listed = (number - pagination.firstPage) * size + page.items.length;
   return { next: total > listed ? String(number + 1) : null, guessed: false };
 }
