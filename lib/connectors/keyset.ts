@@ -1,7 +1,7 @@
 import { ClassifiedError } from '../retry/errors.js';
 import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
-import { atPrecision, type SincePrecision } from './source-timing.js';
+import { type SinceBound, type SincePrecision, sinceFor } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
 import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
@@ -102,6 +102,13 @@ export interface KeysetPosition {
 }
 
 const PREFIX = 'ks1.';
+
+/**
+ * The time before every record: where a stretch read by position starts when the stream's very
+ * first page came back empty with a continuation. Listed again from here, and held here when the
+ * listings differ, so the next run reads the whole stream.
+ */
+const START_OF_TIME = '1970-01-01T00:00:00.000Z';
 
 /**
  * The first position of a run: its `since` (null: the whole stream, and no `since` sent at all).
@@ -256,6 +263,11 @@ export interface ListingOptions {
    * time come before the key in listing order: already delivered, skipped.
    */
   readonly precision?: SincePrecision;
+  /**
+   * With `'exclusive'`, the page was asked one precision unit before the position's time (see
+   * `sinceFor`), and records listed before the key are skipped the same way.
+   */
+  readonly bound?: SinceBound;
 }
 
 /**
@@ -277,7 +289,7 @@ export function advance(
   sourceNext: string | null,
   continuation: ListingOptions = {},
 ): KeysetStep {
-  refuseUnsorted(position.at, keys, continuation.precision);
+  refuseUnsorted(position.at, keys, continuation);
   if (position.check !== undefined)
     return checkStep(position, position.check, keys, sourceNext, continuation);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
@@ -333,12 +345,14 @@ export function advance(
     // What the stretch read by position served, from its first page (`since=at`) on, each member once.
     const greatest =
       order !== undefined || tieAt === null ? order?.last : tieOrder(keys, tieAt, undefined, true).last;
+    // An empty page at the very start of the stream: the stretch starts before any record.
+    const from = tieAt ?? (keys.length === 0 ? START_OF_TIME : null);
     const stretch =
-      tieAt === null
+      from === null
         ? {}
         : {
             stretch: {
-              from: tieAt,
+              from,
               tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, tallied, null).tally,
               ...(greatest === undefined ? {} : { last: greatest }),
             },
@@ -367,9 +381,9 @@ export function advance(
   return { deliver, ...leaveStretch(position, tallied, last, next) };
 }
 
-function refuseUnsorted(at: string | null, keys: readonly ListedKey[], precision?: SincePrecision): void {
+function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: ListingOptions): void {
   if (at === null) return;
-  const asked = atPrecision(at, precision);
+  const asked = sinceFor(at, listing.precision, listing.bound);
   const older = keys.find((key) => key.ok && key.at < asked);
   if (older?.ok) {
     throw new ClassifiedError(

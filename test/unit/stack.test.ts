@@ -841,6 +841,13 @@ describe('outputs', () => {
     template.hasOutput(name, {});
   });
 
+  it.each(['README.md', 'docs/deploy.md', 'docs/operations.md'])('exports every output %s names', (file) => {
+    const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+    const named = [...text.matchAll(/`([A-Z][A-Za-z]+(?:Url|Arn|Name))`/g)].map((m) => m[1] as string);
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of new Set(named)) expect(Object.keys(template.findOutputs(name))).toEqual([name]);
+  });
+
   it('exports every output the API description names', () => {
     const named = DEFAULT_SERVERS.flatMap((server) =>
       [...(server.description ?? '').matchAll(/`(\w+)` stack output/g)].map((m) => m[1] as string),

@@ -41,6 +41,9 @@ const APPLIES: Partial<Record<Trait, readonly Shape[]>> = {
   cursorGrowth: ['rest-cursor', 'rest-stable-cursor'],
   // GitLab answers a moved issue with the closed original and `moved_to_id`, not a redirect.
   transfers: ['github', 'rest-page', 'rest-cursor', 'rest-stable-cursor'],
+  // GitHub's `since` and GitLab's `updated_after` ("on or after") are inclusive; an API whose
+  // filter is exclusive (Stripe's `created[gt]`) is read with rest-json, configured to say so.
+  exclusiveSince: ['rest-page', 'rest-cursor', 'rest-stable-cursor'],
 };
 
 /** True when `trait` means something for `shape`. */
