@@ -126,7 +126,7 @@ describe('source policy settings in the stack', () => {
         'ssm:/harvester/shared/x': ['https://x.example.com'],
       },
     });
-    const roleId = stack.getLogicalId(stack.pipeline.worker.role.node.defaultChild as CfnElement);
+    const roleId = stack.getLogicalId(stack.harvester.pipeline.worker.role.node.defaultChild as CfnElement);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]);
