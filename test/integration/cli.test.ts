@@ -312,10 +312,13 @@ describe('harvester CLI', () => {
     expect(help).toBeGreaterThan(0);
   });
 
-  it('fake-source prints ready rest-json and GitHub configs that work when pasted', async () => {
-    const child = spawn(process.execPath, [BIN, 'fake-source', '--port', '0', '--entities', '20'], {
-      env: { ...process.env, HARVESTER_API_URL: stack.apiUrl },
-    });
+  it('fake-source --api-url prints ready rest-json and GitHub configs for that API that work when pasted', async () => {
+    // The environment names another API: --api-url wins, as when `local` listens elsewhere.
+    const child = spawn(
+      process.execPath,
+      [BIN, 'fake-source', '--port', '0', '--entities', '20', '--api-url', stack.apiUrl],
+      { env: { ...process.env, HARVESTER_API_URL: 'http://127.0.0.1:1' } },
+    );
     let out = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no ready line: ${out}`)), 30_000);
@@ -331,6 +334,8 @@ describe('harvester CLI', () => {
       const lines = out.split('\n').filter((l) => l.trim().startsWith('npx harvester'));
       expect(lines).toHaveLength(2);
       expect(lines[1]).toContain('--connector github-issues');
+      for (const line of lines)
+        expect(line.trim()).toMatch(`npx harvester --endpoint ${stack.apiUrl} sources put`);
       // Paste the GitHub line (minus `npx harvester`, which the test runs directly).
       const github = lines[1]!.trim().replace(/^npx harvester /, '');
       const args = [...github.matchAll(/'[^']*'|\S+/g)].map((m) => m[0].replace(/^'|'$/g, ''));

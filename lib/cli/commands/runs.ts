@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
 import { RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { CliUsageError, type CommandContext, contextOf, positiveInt } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, watchRun } from '../watch.js';
 
@@ -50,10 +51,21 @@ function listArgs(
 
 /** `harvester runs start|get|list|cancel|watch`. */
 export function registerRunCommands(program: Command, io: Io): void {
-  const runs = program.command('runs').description('start and follow runs');
+  const runs = program
+    .command('runs')
+    .addHelpText('after', examples('runs start acme --mode full --watch', 'runs list --state running'))
+    .description('start and follow runs');
 
   runs
     .command('start <sourceId>')
+    .addHelpText(
+      'after',
+      examples(
+        'runs start acme --mode full --watch',
+        'runs start acme --mode incremental',
+        'runs start acme --mode full --partitions 4',
+      ),
+    )
     .description('start a run (409 names the active run if one is going)')
     .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`)
     .option('--watch', 'follow the run with a live progress bar until it ends')
@@ -83,6 +95,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('get <runId>')
+    .addHelpText('after', examples('runs get 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description('show a run: state, progress, dead letters, heartbeat, checkpoint, resume verdict')
     .action(async (runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -93,6 +106,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('list [sourceId]')
+    .addHelpText('after', examples('runs list acme', 'runs list --state failed', 'runs list acme --limit 5'))
     .description("list a source's runs, newest first; without a source, every source's (use --state)")
     .option('--state <state>', `only runs in this state: ${RUN_STATES.join(', ')}`)
     .option('--limit <n>', 'runs per page (1–100)', positiveInt('--limit'), 20)
@@ -123,6 +137,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('cancel <runId>')
+    .addHelpText('after', examples('runs cancel 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description('cancel a run (terminal: it is never resumed)')
     .action(async (runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -136,6 +151,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('watch <runId>')
+    .addHelpText('after', examples('runs watch 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description(
       'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and fixed nothing',
     )
