@@ -9,6 +9,7 @@ import { registerFakeSourceCommand } from './commands/fake-source.js';
 import { registerItemCommands } from './commands/items.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
+import { registerSecretCommands } from './commands/secrets.js';
 import { registerSourceCommands } from './commands/sources.js';
 import { CliUsageError, pasteableCommand } from './context.js';
 import { examples } from './help.js';
@@ -53,6 +54,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
       ),
     );
   registerSourceCommands(program, io);
+  registerSecretCommands(program, io);
   registerRunCommands(program, io);
   registerDlqCommands(program, io);
   registerItemCommands(program, io);

@@ -243,6 +243,31 @@ describe('harvester CLI', () => {
     expect(after.config).toEqual(before.config);
   });
 
+  it("secrets bind binds a source's secrets to origins, secrets show shows them, and bind's help has an example", async () => {
+    const bound = await cli(
+      'secrets',
+      'bind',
+      'cli-bound',
+      '--secret',
+      `ssm:/harvester/cli-bound/token=${fake.url},https://api.example.com`,
+    );
+    const shown = await cli('secrets', 'show', 'cli-bound', '--json');
+    const help = await cli('secrets', 'bind', '--help');
+
+    expect(bound.stderr).toBe('');
+    expect(bound.stdout).toContain(`ssm:/harvester/cli-bound/token → ${fake.url}, https://api.example.com`);
+    expect(JSON.parse(shown.stdout).bindings).toEqual({
+      'ssm:/harvester/cli-bound/token': [fake.url, 'https://api.example.com'],
+    });
+    expect(help.stdout).toMatch(/Example:\n\s+\$ harvester secrets bind acme/);
+  });
+
+  it('secrets bind refuses a --secret without origins, naming the form it wants', async () => {
+    const res = await cli('secrets', 'bind', 'cli-bound', '--secret', 'ssm:/harvester/cli-bound/token');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('must be <reference>=<origin>');
+  });
+
   it('sources test fetches one page and shows a sample entity', async () => {
     const res = await cli('sources', 'test', 'cli-src');
     expect(res.code).toBe(0);

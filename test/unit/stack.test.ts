@@ -488,7 +488,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   /** What a function other than the API may do on Sources: read a row, update the lock (see below). */
   const SOURCE_LOCK = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
 
-  it('the API: runs, sources and dead letters, items read only; schedules; source secrets (sources test)', () => {
+  it('the API: runs, sources and dead letters, items read only; schedules; source secrets and rate budgets (sources test)', () => {
     expect(grantsOf(stack.harvester.adminApi.handler.role)).toEqual({
       ownLogs: LOGS,
       '*': sorted([...XRAY, 'scheduler:ListSchedules']),
@@ -496,6 +496,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       sources: sorted(WRITE),
       deadLetters: sorted(WRITE),
       items: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'],
+      rateBudgets: ['dynamodb:GetItem', 'dynamodb:PutItem'],
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
       pageQueue: sorted(SEND),
