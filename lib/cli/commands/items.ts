@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { ItemExplanationSchema, ItemPageSchema, ItemViewSchema } from '../../api/schemas/items.js';
 import { stringifyJson } from '../../json/lossless.js';
-import { CliUsageError, contextOf, positiveInt } from '../context.js';
+import { intInRange, MAX_LIST_LIMIT } from '../choices.js';
+import { CliUsageError, contextOf } from '../context.js';
 import { exportItems } from '../export.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
@@ -68,7 +69,7 @@ export function registerItemCommands(program: Command, io: Io): void {
       isoTime,
     )
     .option('--tombstoned', 'include tombstoned entities')
-    .option('--limit <n>', 'entities per page (1–100)', positiveInt('--limit'), 25)
+    .option('--limit <n>', 'entities per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 25)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (
@@ -165,7 +166,12 @@ export function registerItemCommands(program: Command, io: Io): void {
       isoTime,
     )
     .option('--tombstoned', 'include tombstoned entities')
-    .option('--page-size <n>', 'entities per request (1–100)', positiveInt('--page-size'), 100)
+    .option(
+      '--page-size <n>',
+      'entities per request (1–100)',
+      intInRange('--page-size', 1, MAX_LIST_LIMIT),
+      100,
+    )
     .action(
       async (
         sourceId: string,

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
 import { RUN_MODES, RUN_STATES } from '../../run/model.js';
-import { CliUsageError, type CommandContext, contextOf, positiveInt } from '../context.js';
+import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
+import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
+import { CliUsageError, type CommandContext, contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, watchRun } from '../watch.js';
@@ -67,12 +69,12 @@ export function registerRunCommands(program: Command, io: Io): void {
       ),
     )
     .description('start a run (409 names the active run if one is going)')
-    .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`)
+    .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`, oneOf('--mode', RUN_MODES))
     .option('--watch', 'follow the run with a live progress bar until it ends')
     .option(
       '--partitions <k>',
       'split the run into at most k partitions (default: the stack setting); 1 reads one stream',
-      positiveInt('--partitions'),
+      intInRange('--partitions', 1, MAX_PARTITIONS_LIMIT),
     )
     .action(
       async (
@@ -108,8 +110,12 @@ export function registerRunCommands(program: Command, io: Io): void {
     .command('list [sourceId]')
     .addHelpText('after', examples('runs list acme', 'runs list --state failed', 'runs list acme --limit 5'))
     .description("list a source's runs, newest first; without a source, every source's (use --state)")
-    .option('--state <state>', `only runs in this state: ${RUN_STATES.join(', ')}`)
-    .option('--limit <n>', 'runs per page (1–100)', positiveInt('--limit'), 20)
+    .option(
+      '--state <state>',
+      `only runs in this state: ${RUN_STATES.join(', ')}`,
+      oneOf('--state', RUN_STATES),
+    )
+    .option('--limit <n>', 'runs per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 20)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (

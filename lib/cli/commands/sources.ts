@@ -5,8 +5,9 @@ import type { DeletedSourceSchema, SourcePageSchema, SourceViewSchema } from '..
 import type { SourceTestResult } from '../../api/source-test.js';
 import { stringifyJson } from '../../json/lossless.js';
 import { RUN_MODES } from '../../run/model.js';
+import { CONNECTOR_CHOICES, closest, intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { confirm } from '../confirm.js';
-import { CliUsageError, collect, contextOf, positiveInt } from '../context.js';
+import { CliUsageError, collect, contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 
@@ -42,6 +43,17 @@ export function readConfigOption(value: string): Record<string, unknown> {
 export function parseScheduleOption(value: string): { expression: string; mode: string } {
   const colon = value.lastIndexOf(':');
   const mode = colon < 0 ? '' : value.slice(colon + 1).trim();
+  if (
+    colon >= 0 &&
+    mode !== '' &&
+    !value.trimEnd().endsWith(')') &&
+    !(RUN_MODES as readonly string[]).includes(mode)
+  ) {
+    const guess = closest(mode, RUN_MODES);
+    throw new CliUsageError(
+      `--schedule "${value}": "${mode}" is not a mode (one of ${RUN_MODES.join(', ')})${guess ? `; did you mean "${value.slice(0, colon)}:${guess}"?` : ''}`,
+    );
+  }
   if (colon < 0 || value.trimEnd().endsWith(')') || !(RUN_MODES as readonly string[]).includes(mode))
     throw new CliUsageError(
       `--schedule "${value}" needs a mode after the expression, e.g. "${value.trim().replace(/:[^)]*$/, '')}:incremental" (one of ${RUN_MODES.join(', ')})`,
@@ -119,7 +131,8 @@ export function registerSourceCommands(program: Command, io: Io): void {
     .description('create or replace a source (schedules are replaced as a whole)')
     .requiredOption(
       '--connector <name>',
-      'connector name: github-issues, gitlab-issues, rest-json, s3-objects',
+      `connector name: ${CONNECTOR_CHOICES.join(', ')}`,
+      oneOf('--connector', CONNECTOR_CHOICES),
     )
     .requiredOption('--config <json|@file>', 'connector config as JSON, or @path to a JSON file')
     .option(
@@ -216,7 +229,7 @@ export function registerSourceCommands(program: Command, io: Io): void {
     .command('list')
     .addHelpText('after', examples('sources list', 'sources list --limit 10 --cursor <nextCursor>'))
     .description('list sources')
-    .option('--limit <n>', 'sources per page (1–100)', positiveInt('--limit'), 100)
+    .option('--limit <n>', 'sources per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 100)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(async (opts: { limit: number; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
