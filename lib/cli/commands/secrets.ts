@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { SecretBindingsViewSchema } from '../../api/schemas/secret-bindings.js';
 import { CliUsageError, collect, contextOf } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines } from '../output.js';
 
 type SecretBindingsView = z.infer<typeof SecretBindingsViewSchema>;
@@ -46,6 +47,13 @@ Example:
 export function registerSecretCommands(program: Command, io: Io): void {
   const secrets = program
     .command('secrets')
+    .addHelpText(
+      'after',
+      examples(
+        'secrets show acme',
+        'secrets bind acme --secret ssm:/harvester/acme/token=https://api.acme.example',
+      ),
+    )
     .description("bind a source's secrets to the origins they may be sent to");
 
   secrets
