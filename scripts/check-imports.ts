@@ -17,7 +17,7 @@ const KNOWN_CYCLES: readonly (readonly string[])[] = [
   ['lib/engine/partition-reaper.ts', 'lib/engine/reaper.ts'],
 ];
 
-const ROOTS = ['lib', 'functions', 'infra', 'scripts', 'bench', 'test'];
+const ROOTS = ['lib', 'functions', 'infra', 'scripts', 'bench', 'test', 'tools'];
 const repo = resolve(import.meta.dirname, '..');
 
 function sourceFiles(dir: string): string[] {
