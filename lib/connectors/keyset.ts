@@ -1,10 +1,13 @@
 import { ClassifiedError } from '../retry/errors.js';
 import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
+import type { ListedKey } from './listed-key.js';
 import { type SinceBound, type SincePrecision, sinceFor } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
 import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
+
+export type { ListedKey };
 
 /**
  * Keyset positions for streams ordered by modification time.
@@ -237,11 +240,6 @@ function isCheck(value: unknown): boolean {
     (c.resume === null || isPosition(c.resume))
   );
 }
-
-/** One listed record as the keyset sees it: its key when it normalizes, else its ref (if any). */
-export type ListedKey =
-  | { readonly ok: true; readonly id: string; readonly at: string }
-  | { readonly ok: false; readonly ref: string | null };
 
 /**
  * The key of a raw record, through the connector's own normalization. A record that does not
