@@ -14,6 +14,11 @@ import { Sandbox } from './conditions/sandbox.js';
 import { TESTS_BY_STORE_FILE } from './conditions/targets.js';
 
 const repo = resolve(import.meta.dirname, '..');
+const testsOverride = new Map<string, readonly string[]>();
+
+function testsFor(name: string): readonly string[] | undefined {
+  return testsOverride.get(name) ?? TESTS_BY_STORE_FILE[name];
+}
 const storeDir = join(repo, 'lib', 'store');
 
 interface Located extends Mutant {
@@ -48,6 +53,12 @@ function applied(mutant: Located): string {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const listOnly = args.includes('--list');
+  // `--tests=a.test.ts,b.test.ts` judges every selected file by these tests instead of its own.
+  const override = args
+    .find((arg) => arg.startsWith('--tests='))
+    ?.slice('--tests='.length)
+    .split(',');
+  if (override) for (const name of Object.keys(TESTS_BY_STORE_FILE)) testsOverride.set(name, override);
   const wanted = args.filter((arg) => !arg.startsWith('--')).map((arg) => basename(arg));
   const all = readdirSync(storeDir).filter((name) => name.endsWith('.ts'));
   const unknown = wanted.filter((name) => !all.includes(name));
@@ -55,12 +66,12 @@ async function main(): Promise<number> {
   const files = all.map((name) => join(storeDir, name));
   const byFile = mutantsBy(files);
   const selected = [...byFile.keys()].filter((name) => wanted.length === 0 || wanted.includes(name)).sort();
-  const unmapped = selected.filter((name) => !TESTS_BY_STORE_FILE[name]);
+  const unmapped = selected.filter((name) => !testsFor(name));
   if (unmapped.length > 0)
     throw new Error(`no tests named for ${unmapped.join(', ')}: add them to scripts/conditions/targets.ts`);
   for (const name of selected) {
     const mutants = byFile.get(name) ?? [];
-    console.log(`${name}: ${mutants.length} mutants → ${TESTS_BY_STORE_FILE[name]?.join(' ')}`);
+    console.log(`${name}: ${mutants.length} mutants → ${testsFor(name)?.join(' ')}`);
     if (listOnly)
       for (const mutant of mutants)
         console.log(`  ${where(mutant)}  ${mutant.description}${mutant.equivalent ? ' (equivalent)' : ''}`);
@@ -87,7 +98,7 @@ async function run(selected: readonly string[], byFile: Map<string, Located[]>):
   let unjudged = 0;
   try {
     for (const name of selected) {
-      const tests = TESTS_BY_STORE_FILE[name] ?? [];
+      const tests = testsFor(name) ?? [];
       const missing = tests.filter((test) => !existsSync(join(repo, test)));
       if (missing.length > 0) throw new Error(`${name}: no such test file ${missing.join(', ')}`);
       const baselineStarted = Date.now();

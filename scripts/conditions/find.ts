@@ -35,6 +35,9 @@ export function findConditions(files: readonly string[]): ConditionFragment[] {
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     noEmit: true,
     skipLibCheck: true,
+    // Conditions are found by syntax and local names: no ambient type packages are needed.
+    types: [],
+    lib: ['lib.es2023.d.ts'],
   });
   const checker = program.getTypeChecker();
   const sources = files.map((file) => program.getSourceFile(file)).filter((s) => s !== undefined);
