@@ -73,7 +73,7 @@ export function registerDlqCommands(program: Command, io: Io): void {
     .command('retry <sourceId>')
     .addHelpText('after', examples('dlq retry acme', 'dlq retry acme --watch && echo all recovered'))
     .description(
-      'retry failed: start a dlq_retry run over the open dead letters (with --watch, exits 1 if it fixed nothing)',
+      'retry failed: start a dlq_retry run over the open dead letters (with --watch: exits 0 when all recovered, 1 while any still fail)',
     )
     .option('--watch', 'follow the run until it ends')
     .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {

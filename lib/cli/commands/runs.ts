@@ -25,6 +25,8 @@ export async function followRun(ctx: CommandContext, runId: string): Promise<voi
   });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
+  else if (!ok && run.mode === 'dlq_retry' && run.state === 'succeeded')
+    printLines(ctx.io, [line, `see why: ${ctx.hint(`dlq list ${run.sourceId}`)}`]);
   else printLines(ctx.io, [line]);
   if (!ok) process.exitCode = 1;
 }
@@ -159,7 +161,7 @@ export function registerRunCommands(program: Command, io: Io): void {
     .command('watch <runId>')
     .addHelpText('after', examples('runs watch 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description(
-      'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and fixed nothing',
+      'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and left dead letters failing',
     )
     .action(async (runId: string, _opts: unknown, cmd: Command) => followRun(contextOf(cmd, io), runId));
 }
