@@ -4,7 +4,6 @@ import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
 import { readWindow } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
-import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { pageRef, pageScope } from './page-scope.js';
@@ -34,14 +33,14 @@ export async function deferPage(
     return failUnavailable(deps, run, message, reason);
   }
   const now = deps.clock.now();
-  const chain = chainOf(deps, message.partition);
-  await chain.defer(run.runId, run.epoch, message.page, untilMs, now);
+  const chain = { runId: run.runId, partition: message.partition };
+  await deps.chains.defer(chain, run.epoch, message.page, untilMs, now);
   // A wait for the rate budget carries its reserved slot, so the page keeps its place in line.
   const { budgetSlot: _spent, ...rest } = message;
   const slot = reservedSlot(context);
   const deferred = { ...rest, deferred: true, attempts, ...(slot ? { budgetSlot: slot } : {}) };
   const via = await deliverOrFail(deps, deferred, () => deps.queue.sendAt(deferred, untilMs, now));
-  await chain.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
+  await deps.chains.confirmSent(chain, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
   context.log.info('page deferred', {
     until: new Date(untilMs).toISOString(),

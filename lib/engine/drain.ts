@@ -1,11 +1,12 @@
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
-import { isActive, type SyncRun } from '../run/model.js';
+import type { SyncRun } from '../run/model.js';
 import { readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { chainPosition, pageMessage, sendPage } from './handoff.js';
+import { pageMessage, sendPage } from './handoff.js';
+import { dropReason } from './message-check.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 import { carriedPosition, resolvedPosition } from './positions.js';
@@ -47,17 +48,10 @@ export async function drainDeadMessage(
     return { outcome: 'malformed', entryId: settled?.entryId ?? '' };
   }
   const run = await deps.runs.get(message.runId);
-  const chain = run ? chainPosition(run, message.partition) : undefined;
   const partition =
     message.partition === undefined ? undefined : run?.partitions?.[String(message.partition)];
-  if (
-    !run ||
-    !chain ||
-    !isActive(run.state) ||
-    run.epoch !== message.epoch ||
-    chain.nextPage !== message.page ||
-    (partition !== undefined && partition.state !== 'running')
-  ) {
+  // The page step's own check: a message it would drop is stale here too.
+  if (!run || dropReason(run, message) !== undefined) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
     deps.logger.info('stale message drained', {
       runId: message.runId,
@@ -104,8 +98,8 @@ export async function drainDeadMessage(
     );
     const cursor = await carriedPosition(deps, run.runId, undefined, message.page + 1, computed);
     try {
-      await deps.runs.commitPage({
-        runId: run.runId,
+      await deps.chains.commit({
+        ref: { runId: run.runId },
         epoch: run.epoch,
         page: message.page,
         checkpoint: { cursor, watermark: run.checkpoint?.watermark ?? null },
@@ -155,8 +149,8 @@ async function drainRetrySlice(
   const cursor = slice.cursor ?? null;
   const now = deps.clock.now();
   try {
-    await deps.runs.commitPage({
-      runId: run.runId,
+    await deps.chains.commit({
+      ref: { runId: run.runId },
       epoch: run.epoch,
       page: message.page,
       checkpoint: { cursor, watermark: null },

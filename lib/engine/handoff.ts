@@ -1,7 +1,6 @@
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 import { deliverOrFail } from './undeliverable.js';
 
@@ -19,8 +18,8 @@ import { deliverOrFail } from './undeliverable.js';
  */
 export async function sendPage(deps: EngineDeps, message: PageMessage): Promise<void> {
   await deliverOrFail(deps, message, () => deps.queue.send(message));
-  await chainOf(deps, message.partition).confirmSent(
-    message.runId,
+  await deps.chains.confirmSent(
+    { runId: message.runId, partition: message.partition },
     message.epoch,
     message.page,
     deps.clock.now(),
@@ -86,8 +85,8 @@ export async function resendExpectedPage(
   const chain = chainPosition(run, partition);
   if (!chain?.handoff) return undefined;
   const message = expectedPage(run, partition);
-  const renewed = await chainOf(deps, partition).renewHandoff(
-    run.runId,
+  const renewed = await deps.chains.renewHandoff(
+    { runId: run.runId, partition },
     run.epoch,
     chain.nextPage,
     chain.handoff.at,

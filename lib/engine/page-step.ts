@@ -6,10 +6,9 @@ import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
 import { lastProgressAt } from '../run/silence.js';
 import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../store/errors.js';
-import { chainOf } from './chain.js';
 import { failUnavailable } from './deferral.js';
 import { type EngineDeps, SimulatedCrashError } from './deps.js';
-import { endRun, failOverBudget, finishSucceeded } from './finish.js';
+import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget, finishSucceeded } from './finish.js';
 import { chainPosition, resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
@@ -48,12 +47,21 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     log.info('message dropped', { reason: drop });
     return { outcome: 'dropped', reason: drop ?? 'run_not_found' };
   }
+  if (run.inlineChains) {
+    log.warn('run stored by an earlier version; ending it', { reason: CHAINS_INLINE });
+    await endInlineRun(deps, run);
+    return { outcome: 'failed', reason: CHAINS_INLINE };
+  }
   let claimed = false;
   try {
-    if (!(run.state === 'queued' && message.partition === undefined && (await startOnce(deps, run)))) {
-      // The first heartbeat of the step, before any work: silence from here on means this worker died.
-      await chainOf(deps, message.partition).claim(run.runId, run.epoch, message.page, deps.clock.now());
-    }
+    if (run.state === 'queued') await startOnce(deps, run);
+    // The first heartbeat of the step, before any work: silence from here on means this worker died.
+    await deps.chains.claim(
+      { runId: run.runId, partition: message.partition },
+      run.epoch,
+      message.page,
+      deps.clock.now(),
+    );
     claimed = true;
     if (run.state === 'queued') run = await deps.runs.require(run.runId);
     const early = await continuationChecks(deps, run, message, log);
@@ -102,8 +110,8 @@ function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): bo
  */
 async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLogger): Promise<void> {
   try {
-    await chainOf(deps, message.partition).handBack(
-      message.runId,
+    await deps.chains.handBack(
+      { runId: message.runId, partition: message.partition },
       message.epoch,
       message.page,
       deps.clock.now(),
@@ -113,15 +121,13 @@ async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLo
   }
 }
 
-/** queued → running; false when a concurrent delivery of page 1 already started the run. */
-async function startOnce(deps: EngineDeps, run: SyncRun): Promise<boolean> {
+/** queued → running, unless a concurrent delivery of page 1 already started the run. */
+async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
   try {
     await deps.runs.start(run.runId, run.epoch, deps.clock.now());
-    return true;
   } catch (error) {
     if (!(error instanceof RunStateError)) throw error;
     // Someone else started it at this epoch; the page's own conditions arbitrate from here.
-    return false;
   }
 }
 

@@ -348,8 +348,8 @@ export async function commitAndContinue(
   }
   if (context.partition) return commitPartitionPage(context, context.partition, { ...page, cursor });
   try {
-    await deps.runs.commitPage({
-      runId: run.runId,
+    await deps.chains.commit({
+      ref: { runId: run.runId },
       epoch: run.epoch,
       page: message.page,
       checkpoint: { cursor, watermark: page.watermark },

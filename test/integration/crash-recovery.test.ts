@@ -150,11 +150,11 @@ describe('a zombie worker', () => {
     const atPause = new Promise<void>((resolve) => {
       reachedPause = resolve;
     });
-    const runs = Object.create(engine.deps.runs) as EngineDeps['runs'];
-    runs.heartbeat = async (...args) => (paused ? undefined : engine.deps.runs.heartbeat(...args));
+    const chains = Object.create(engine.deps.chains) as EngineDeps['chains'];
+    chains.heartbeat = async (...args) => (paused ? undefined : engine.deps.chains.heartbeat(...args));
     const zombie: EngineDeps = {
       ...engine.deps,
-      runs,
+      chains,
       hooks: {
         async at(point) {
           if (point !== 'afterLoad') return;
@@ -180,9 +180,9 @@ describe('a zombie worker', () => {
     release();
 
     expect(await zombieResult).toMatchObject({ outcome: 'stopped', reason: 'RunFencedError' });
-    await expect(engine.deps.runs.heartbeat(started.runId, 1, clock.now())).rejects.toBeInstanceOf(
-      RunFencedError,
-    );
+    await expect(
+      engine.deps.chains.heartbeat({ runId: started.runId }, 1, clock.now()),
+    ).rejects.toBeInstanceOf(RunFencedError);
     const after = await engine.deps.runs.require(started.runId);
     expect(after).toEqual(run);
     await expectComplete(after, fake);
