@@ -1,3 +1,4 @@
+import { Aws } from 'aws-cdk-lib';
 import type { z } from 'zod';
 import type { EnvSchema } from '../lib/config/env.js';
 import type { DataTables } from './constructs/data-tables.js';
@@ -54,6 +55,8 @@ export function baseEnvironment({
     SOURCE_ALLOWED_HOSTS: settings.allowedSourceHosts.join(','),
     SHARED_SECRET_REFS: JSON.stringify(settings.sharedSecretRefs),
     CONFIG_MAC_KEY_ID: configMacKeyArn,
+    // s3-objects requests name the stack's account as the bucket owner, as the IAM grants do.
+    SOURCE_BUCKET_OWNER: Aws.ACCOUNT_ID,
   };
 }
 

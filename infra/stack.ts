@@ -124,5 +124,10 @@ export class HarvesterStack extends Stack {
     out('EventBusName', this.messaging.bus.eventBusName, 'EVENT_BUS_NAME');
     out('ScheduleGroupName', this.scheduling.group.scheduleGroupName, 'SCHEDULE_GROUP');
     out('NotificationTopicArn', this.notifications.topic.topicArn, 'Run-outcome and alarm notifications');
+    out(
+      'DashboardUrl',
+      `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.observability.dashboard.dashboardName}`,
+      'CloudWatch dashboard: runs, pages, dead letters, queue age, API errors',
+    );
   }
 }

@@ -68,11 +68,11 @@ function operationOf(route: Route): ZodOpenApiOperationObject {
   };
 }
 
-/** Where the API is served: the stack's execute-api URL (output `AdminApiUrl`), or a local dev server. */
+/** Where the API is served: the stack's execute-api URL (output `ApiUrl`), or a local dev server. */
 export const DEFAULT_SERVERS: oas31.ServerObject[] = [
   {
     url: 'https://{apiId}.execute-api.{region}.amazonaws.com',
-    description: "The stack's admin API (the `AdminApiUrl` stack output)",
+    description: "The stack's admin API (the `ApiUrl` stack output)",
     variables: { apiId: { default: 'abcde12345' }, region: { default: 'us-east-1' } },
   },
   {

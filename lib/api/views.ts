@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { redactCursor, redactUrlsIn } from '../connectors/redact-url.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { scheduleName } from '../queue/source-schedules.js';
 import { humanDuration } from '../run/duration.js';
@@ -96,7 +97,14 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
         : Math.max(0, Math.floor(((run.finishedAt ?? now) - run.startedAt) / 1_000)),
     heartbeatAt: running ? iso(beat) : null,
     heartbeatAgeSeconds: running ? Math.max(0, Math.floor((now - beat) / 1_000)) : null,
-    checkpoint: run.checkpoint ? { ...run.checkpoint, at: iso(run.checkpoint.at)! } : null,
+    checkpoint: run.checkpoint
+      ? {
+          ...run.checkpoint,
+          // The engine keeps the source's cursor as sent; what is shown loses its credentials.
+          cursor: run.checkpoint.cursor === null ? null : redactCursor(run.checkpoint.cursor),
+          at: iso(run.checkpoint.at)!,
+        }
+      : null,
     resume: { ...run.resume, at: iso(run.resume.at)! },
     failure: run.failure ? { reason: run.failure.reason, message: run.failure.message } : null,
     epoch: run.epoch,
@@ -181,9 +189,10 @@ export function toSourceView(source: SourceRecord): z.infer<typeof SourceViewSch
 export function toDeadLetterView(entry: DeadLetter): z.infer<typeof DeadLetterViewSchema> {
   return {
     sourceId: entry.sourceId,
-    entryId: entry.entryId,
+    // Page refs are source cursors: shown without the credentials a source may have put in them.
+    entryId: `${entry.kind}#${redactCursor(entry.entryId.slice(entry.kind.length + 1))}`,
     kind: entry.kind,
-    ref: entry.ref,
+    ref: redactCursor(entry.ref),
     errorClass: entry.errorClass,
     reason: entry.reason,
     attempts: entry.attempts,
@@ -191,6 +200,6 @@ export function toDeadLetterView(entry: DeadLetter): z.infer<typeof DeadLetterVi
     lastFailedAt: iso(entry.lastFailedAt)!,
     runId: entry.runId,
     page: entry.page,
-    excerpt: entry.excerpt ?? null,
+    excerpt: entry.excerpt ? redactUrlsIn(entry.excerpt) : null,
   };
 }

@@ -108,6 +108,15 @@ export const EnvSchema = z.object({
    */
   SHARED_SECRET_REFS: z.string().optional(),
   /**
+   * The AWS account that must own every bucket an `s3-objects` source reads: sent as
+   * `ExpectedBucketOwner` on each request, so S3 refuses a same-named bucket in another account.
+   * The stack sets its own account. Unset (the local runtime): not sent.
+   */
+  SOURCE_BUCKET_OWNER: z
+    .string()
+    .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+    .optional(),
+  /**
    * The KMS HMAC key that signs source configs and secret bindings (an id, ARN or alias); the
    * stack sets it. Default `alias/<prefix>-config-mac`, which the local bootstrap creates.
    */
@@ -156,6 +165,8 @@ export interface HarvesterConfig {
   readonly watermarkLookbackSeconds: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly sourcePolicy: SourcePolicyConfig;
+  /** `SOURCE_BUCKET_OWNER`: the account every bucket read must belong to; undefined: not checked. */
+  readonly sourceBucketOwner: string | undefined;
   readonly cursorKeySecretArn: string | undefined;
   readonly cursorKey: string | undefined;
   /** The change feed: whether the local runtime delivers it, and whether events carry data. */
@@ -222,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
       sharedSecrets: Object.keys(sharedSecretOrigins),
       sharedSecretOrigins,
     },
+    sourceBucketOwner: e.SOURCE_BUCKET_OWNER,
     cursorKeySecretArn: e.CURSOR_KEY_SECRET_ARN,
     cursorKey: e.HARVESTER_CURSOR_KEY,
     changeFeed: { enabled: e.CHANGE_FEED ?? false, includeData: e.CHANGE_FEED_INCLUDES_DATA ?? false },

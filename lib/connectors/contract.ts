@@ -56,6 +56,11 @@ export function hasStablePosition(manifest: ConnectorManifest): boolean {
 export interface ConnectorAwsClients {
   /** An S3 client for `region` (default: the stack's region); one per region, reused. */
   s3(region?: string): S3Client;
+  /**
+   * The account that must own every bucket read (sent as S3's `ExpectedBucketOwner`); undefined:
+   * not checked (the local runtime).
+   */
+  readonly bucketOwner?: string;
 }
 
 /** Resolves a secret reference (an SSM parameter or Secrets Manager name) to its value. */

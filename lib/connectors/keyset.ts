@@ -3,6 +3,7 @@ import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
 import { atPrecision, type SincePrecision } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
+import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
 
 /**
@@ -25,7 +26,9 @@ import { unidentifiedRef } from './unidentified.js';
  * shift onto a page already read. So when the stretch ends, the run lists it once more and
  * compares what both listings served (`./tie-check.ts`): the same, and the stretch was read
  * whole; different, and the position records the stretch's start as a ceiling the run's
- * watermark never passes, so the next incremental run re-reads from there.
+ * watermark never passes, so the next incremental run re-reads from there. A source that changes
+ * its page size meanwhile makes page numbers serve members again; where the group lists in id
+ * order, those are recognised and skipped (`./tie-order.ts`).
  *
  * Short pages: many APIs cut a page to its limit and then drop rows the caller may not see, so a
  * page shorter than the last, or empty, says nothing while the source's continuation (cursor,
@@ -79,7 +82,12 @@ export interface KeysetPosition {
    * While following the source's continuation from `from` (inside a tie group, or across empty
    * pages): what that listing served so far, to check it afterwards (`./tie-check.ts`).
    */
-  readonly stretch?: { readonly from: string; readonly tally: Tally };
+  readonly stretch?: {
+    readonly from: string;
+    readonly tally: Tally;
+    /** The greatest member id listed, while the group lists in id order (`./tie-order.ts`). */
+    readonly last?: string;
+  };
   /**
    * Listing such a stretch a second time, from `at` through the source's continuation, up to the
    * first record at or after `end` (null: the listing's end). `resume` is where the stream goes on
@@ -185,7 +193,9 @@ function isPosition(value: unknown): value is KeysetPosition {
 function isStretch(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
-  return typeof s.from === 'string' && isTally(s.tally);
+  return (
+    typeof s.from === 'string' && isTally(s.tally) && (s.last === undefined || typeof s.last === 'string')
+  );
 }
 
 function isCheck(value: unknown): boolean {
@@ -272,9 +282,14 @@ export function advance(
     return checkStep(position, position.check, keys, sourceNext, continuation);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
+  // Following a tie group: members a changed page size serves again, recognised by their order.
+  const following = position.follow !== undefined && position.stretch !== undefined && at !== null;
+  const order = following ? tieOrder(keys, at, position.stretch?.last, false) : undefined;
+  const tallied = order === undefined ? keys : keys.filter((_, i) => !order.again[i]);
   let bounded = false;
-  const deliver = keys.map((key) => {
+  const deliver = keys.map((key, index) => {
     if (bounded) return false;
+    if (order?.again[index]) return false;
     if (key.ok && until !== undefined && key.at >= until) {
       bounded = true;
       return false;
@@ -293,7 +308,7 @@ export function advance(
     sourceNext === null ||
     (guessed && (keys.length === 0 || (position.recheck && (short || !deliver.includes(true)))))
   ) {
-    return { deliver, ...leaveStretch(position, keys, until ?? null, null) };
+    return { deliver, ...leaveStretch(position, tallied, until ?? null, null) };
   }
   const recheck = guessed && short ? { recheck: true as const } : {};
   const full = Math.max(position.full ?? 0, keys.length);
@@ -315,14 +330,17 @@ export function advance(
         : position.follow === undefined
           ? position.ids
           : (position.before ?? []);
-    // What the stretch read by position served, from its first page (`since=at`) on.
+    // What the stretch read by position served, from its first page (`since=at`) on, each member once.
+    const greatest =
+      order !== undefined || tieAt === null ? order?.last : tieOrder(keys, tieAt, undefined, true).last;
     const stretch =
       tieAt === null
         ? {}
         : {
             stretch: {
               from: tieAt,
-              tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, keys, null).tally,
+              tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, tallied, null).tally,
+              ...(greatest === undefined ? {} : { last: greatest }),
             },
           };
     const next: KeysetPosition = {
@@ -346,7 +364,7 @@ export function advance(
     ...bound,
     ...recheck,
   };
-  return { deliver, ...leaveStretch(position, keys, last, next) };
+  return { deliver, ...leaveStretch(position, tallied, last, next) };
 }
 
 function refuseUnsorted(at: string | null, keys: readonly ListedKey[], precision?: SincePrecision): void {

@@ -104,7 +104,10 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     sourcePolicy: config.sourcePolicy,
     // Every request a connector sends (each redirect hop too) is checked against the source posture.
     fetch: options.fetch ?? guardedFetch(config.sourcePolicy),
-    connectorAws: options.connectorAws ?? { s3: (region) => clients.s3(region) },
+    connectorAws: options.connectorAws ?? {
+      s3: (region) => clients.s3(region),
+      ...(config.sourceBucketOwner ? { bucketOwner: config.sourceBucketOwner } : {}),
+    },
     clock,
     retry: options.retry ?? realRetryDeps,
     logger: options.logger ?? createLogger(config.logLevel),

@@ -17,6 +17,7 @@ export function pageScope(run: SyncRun, since?: string | null, window?: TimeWind
     since: since === undefined ? (params.since ?? null) : since,
     ...(params.connector ? { connector: params.connector } : {}),
     ...(params.config ? { config: params.config } : {}),
+    ...(params.config && params.configMac ? { configMac: params.configMac } : {}),
     // A partition's page is fetched again within its window.
     ...(window ? { window } : {}),
   };

@@ -1,10 +1,11 @@
 import pLimit from 'p-limit';
 import { FETCHES_BY_ID_PER_STEP, RETRY_CONCURRENCY } from '../config/constants.js';
 import type { Entity, TimeWindow } from '../connectors/contract.js';
+import { secretReferences } from '../connectors/secret-binding.js';
 import { isUnidentified, unidentifiedRef } from '../connectors/unidentified.js';
 import type { RetryOutcome } from '../retry/outcome.js';
 import type { SyncRun } from '../run/model.js';
-import type { DeadLetter } from '../store/dead-letters.js';
+import type { DeadLetter, PageScope } from '../store/dead-letters.js';
 import type { Page } from '../store/paging.js';
 import { deferPage } from './deferral.js';
 import type { EngineDeps } from './deps.js';
@@ -157,23 +158,40 @@ function unresolved(outcome: Exclude<RetryOutcome<unknown>, { kind: 'ok' }>): En
  * The scope a failed page is retried in: the `since` and connector config of the run that
  * failed it, so the retry fetches the page that failed — not page N of today's unfiltered
  * listing. Entries recorded before scopes existed, or under another connector, use the retry
- * run's own config and no `since`.
+ * run's own config and no `since`. A scope config that references a secret is used only when its
+ * MAC (the API's, copied from the failing run's snapshot) verifies: dead letters are written by
+ * the run functions, so an unsigned config there could steer a secret; the retry run's own
+ * config (verified before the step began) is used instead.
  */
-function originalScope(
+async function originalScope(
   context: StepContext,
   entry: DeadLetter,
-): { since: string | null; config: unknown; window?: TimeWindow } {
+): Promise<{ since: string | null; config: unknown; window?: TimeWindow }> {
   const scope = entry.scope;
   if (!scope) return { since: null, config: context.config };
   const sameConnector = scope.connector === undefined || scope.connector === context.params.connector;
   const parsed =
     sameConnector && scope.config ? context.connector.configSchema.safeParse(scope.config) : undefined;
+  const untrusted = parsed?.success ? await scopeProblem(context, scope) : undefined;
+  if (untrusted) {
+    context.log.warn('dead-letter scope not trusted; retrying with the source config', {
+      entryId: entry.entryId,
+      reason: untrusted,
+    });
+  }
   return {
     since: scope.since,
-    config: parsed?.success ? parsed.data : context.config,
+    config: parsed?.success && !untrusted ? parsed.data : context.config,
     // A partition's page is fetched within the window its partition read.
     ...(scope.window ? { window: scope.window } : {}),
   };
+}
+
+/** Why a scope's config may not be sent with a secret, or undefined when it may (or needs none). */
+async function scopeProblem(context: StepContext, scope: PageScope): Promise<string | undefined> {
+  if (secretReferences(scope.config).length === 0) return undefined;
+  const connector = scope.connector ?? context.params.connector ?? context.connector.manifest.name;
+  return context.deps.trust.configProblem(context.run.sourceId, connector, scope.config, scope.configMac);
 }
 
 async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
@@ -206,7 +224,7 @@ async function retryItem(context: StepContext, entry: DeadLetter): Promise<Entry
 }
 
 async function retryPage(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
-  const outcome = await fetchWithRetry(context, cursorOfRef(entry.ref), originalScope(context, entry));
+  const outcome = await fetchWithRetry(context, cursorOfRef(entry.ref), await originalScope(context, entry));
   if (outcome.kind !== 'ok') return unresolved(outcome);
   const { deps, run, message } = context;
   const entities: Entity[] = [];

@@ -7,6 +7,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
@@ -25,6 +26,11 @@ export interface PageScope {
   readonly since: string | null;
   readonly connector?: string;
   readonly config?: Record<string, unknown>;
+  /**
+   * The API's MAC over `config` (the run snapshot's `configMac`): a retry sends a secret with the
+   * scope's config only when it verifies, so a forged entry cannot steer where a secret goes.
+   */
+  readonly configMac?: string;
   /** A partition's page: the window of modification time its partition read. */
   readonly window?: { readonly from: string | null; readonly until: string | null };
 }
@@ -83,8 +89,9 @@ export const EXCERPT_MAX_CHARS = 2_000;
 
 /** Deterministic entry id: the same failure always lands on the same entry, so rewriting it is idempotent. */
 export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
-  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed.
-  return ref.length <= 200
+  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed. So are refs that carry a
+  // credential (a next URL with a signature): the key is shown, and seals the API's list cursors.
+  return ref.length <= 200 && redactCursor(ref) === ref
     ? `${kind}#${ref}`
     : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
 }

@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { TEST_REGION } from '../support/aws.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REGION, testEndpoint } from '../support/aws.js';
 import { latest, run } from './streams.js';
 import { CONTRACT_SECRET, HTTP_SHAPES, httpSubject, type Subject, s3Subject } from './subjects.js';
 
@@ -27,7 +27,7 @@ const subjects: Subject[] = [];
 beforeAll(() => {
   s3 = new S3Client({
     region: TEST_REGION,
-    endpoint: inject('awsEndpoint'),
+    endpoint: testEndpoint(),
     forcePathStyle: true,
     maxAttempts: 1,
     // The contract secret as the AWS secret key: S3 sources must not leak their credentials either.

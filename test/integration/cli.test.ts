@@ -5,9 +5,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
+import { testEndpoint } from '../support/aws.js';
 
 /**
  * The `harvester` binary as a user runs it, against a local stack (on the test emulator) and a
@@ -58,7 +59,7 @@ beforeAll(async () => {
   // The binary runs the prebuilt bundle when it is fresh (npm ci builds it); after an edit it
   // would fall back to TypeScript, so rebuild first: the start-up measured below is the bundle's.
   if (!bundleIsFresh()) execFileSync(process.execPath, [BUILD], { stdio: 'ignore' });
-  process.env.AWS_ENDPOINT_URL = inject('awsEndpoint');
+  process.env.AWS_ENDPOINT_URL = testEndpoint();
   [stack, fake, dir] = await Promise.all([
     startLocalStack({ prefix: `t-cli-${randomBytes(3).toString('hex')}`, logLevel: 'SILENT' }),
     startFakeSource({ entities: ENTITIES, seed: 11, profile: { invalidRecords: BROKEN }, latencyMs: 0 }),

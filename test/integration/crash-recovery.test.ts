@@ -16,7 +16,9 @@ import {
   waitForRun,
 } from '../support/harness.js';
 
-const ENTITIES = 1_000;
+// Ten pages of 20: enough pages for every crash point, few enough writes to keep the file fast.
+const ENTITIES = 200;
+const PAGE_SIZE = 20;
 const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
 const clock = movableClock();
 const hooks = new CrashHooks();
@@ -40,7 +42,7 @@ async function newSource(): Promise<{ sourceId: string; fake: FakeSource }> {
   const fake = await startFakeSource({ entities: ENTITIES, seed: 100 + counter });
   sources.push(fake);
   const sourceId = `crash-${++counter}`;
-  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: PAGE_SIZE }));
   return { sourceId, fake };
 }
 
@@ -128,7 +130,7 @@ describe('a crash at each step boundary', () => {
       const run = await waitForRun(engine.deps, started.runId);
 
       expect(run.resume.reason).toBe('mode_not_resumable');
-      expect(run.progress.pages).toBe(ENTITIES / 100);
+      expect(run.progress.pages).toBe(ENTITIES / PAGE_SIZE);
       await expectComplete(run, fake);
     },
   );
@@ -265,7 +267,12 @@ describe('a source reconfigured while its run is down', () => {
     const { sourceId, fake } = await newSource();
     const started = await startAndCrash(sourceId, 'incremental', 'afterLoad', 3);
 
-    await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 50 }));
+    await putSource(
+      engine.deps,
+      sourceId,
+      'rest-json',
+      fakeRestConfig(fake.url, { pageSize: PAGE_SIZE / 2 }),
+    );
     const report = await silenceThenReap();
     const run = await waitForRun(engine.deps, started.runId);
 
@@ -275,7 +282,7 @@ describe('a source reconfigured while its run is down', () => {
       action: 'restart',
     });
     expect(run.resume.reason).toBe('params_changed');
-    expect(run.progress.pages).toBe(ENTITIES / 50);
+    expect(run.progress.pages).toBe(ENTITIES / (PAGE_SIZE / 2));
     await expectComplete(run, fake);
   });
 });

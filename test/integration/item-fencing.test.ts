@@ -29,6 +29,27 @@ afterAll(async () => {
 
 const entity = (id: string, version: string, title: string): Entity => ({ id, version, data: { title } });
 
+describe('an item write at an older version', () => {
+  it('never overwrites a newer version, even from a later run and epoch; a newer version is written', async () => {
+    const earlier = ulid(Date.now() - 60_000);
+    await engine.deps.items.load('fence-old', entity('e1', LATER, 'newer version'), earlier, 1, 1);
+
+    // A later run re-reads the entity from a lagging replica that still serves the older version.
+    const older = await engine.deps.items.load('fence-old', entity('e1', T, 'older version'), ulid(), 2, 5);
+
+    expect(older.status).toBe('kept_newer');
+    expect((await engine.deps.items.get('fence-old', 'e1'))?.data).toEqual({ title: 'newer version' });
+    const newer = await engine.deps.items.load(
+      'fence-old',
+      entity('e1', '2026-01-01T00:00:02Z', 'newest'),
+      earlier,
+      3,
+      1,
+    );
+    expect(newer).toEqual({ entityId: 'e1', status: 'written', changed: true });
+  });
+});
+
 describe('an item write at an equal version', () => {
   it('is refused from a fenced worker (an older epoch of the same run): the current epoch’s data stays', async () => {
     const run = ulid();

@@ -14,7 +14,7 @@ let counter = 0;
 
 type Shape = 'github' | 'rest-page' | 'rest-cursor' | 'rest-next-url';
 
-async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
+async function liveSource(shape: Shape, entities: number, live: LiveOptions, pageSize = 20) {
   const fake = await startFake({ entities, seed: 900 + counter, live, latencyMs: 0 });
   const sourceId = `live-${shape}-${++counter}`;
   if (shape === 'github') {
@@ -22,7 +22,7 @@ async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
       owner: 'octo',
       repo: 'live',
       baseUrl: fake.url,
-      perPage: 20,
+      perPage: pageSize,
     });
   } else {
     const pagination =
@@ -35,7 +35,7 @@ async function liveSource(shape: Shape, entities: number, live: LiveOptions) {
       'rest-json',
       fakeRestConfig(fake.url, {
         url: `${fake.url}/${shape === 'rest-page' ? 'records-paged' : 'records'}`,
-        pageSize: 20,
+        pageSize,
         pagination,
       }),
     );
@@ -47,10 +47,13 @@ describe('a source edited during a run loses nothing', () => {
   it.each<Shape>(['github', 'rest-page'])(
     '%s: an incremental run raced by edits, then one quiet incremental run, stores every live entity at its latest version',
     async (shape) => {
-      const { fake, sourceId, storeShape } = await liveSource(shape, 400, {
-        touchesPerPage: 2,
-        addsPerPage: 1,
-      });
+      // Twenty pages of 10, each raced by edits.
+      const { fake, sourceId, storeShape } = await liveSource(
+        shape,
+        200,
+        { touchesPerPage: 2, addsPerPage: 1 },
+        10,
+      );
 
       const raced = await runToEnd(sourceId, 'incremental');
       fake.control.setLive(null);
@@ -67,7 +70,12 @@ describe('a source edited during a run loses nothing', () => {
   );
 
   it('a succeeded run’s total is what it processed, not the estimate it ran with', async () => {
-    const { fake, sourceId } = await liveSource('rest-cursor', 200, { touchesPerPage: 0, addsPerPage: 2 });
+    const { fake, sourceId } = await liveSource(
+      'rest-cursor',
+      100,
+      { touchesPerPage: 0, addsPerPage: 2 },
+      10,
+    );
     const github = await liveSource('github', 90, { touchesPerPage: 0 });
     await putSource(engine.deps, github.sourceId, 'github-issues', {
       owner: 'octo',
@@ -80,8 +88,8 @@ describe('a source edited during a run loses nothing', () => {
     const growing = await runToEnd(sourceId, 'full');
     const filtered = await runToEnd(github.sourceId, 'full');
 
-    // The listing grew while it was read: its first `total` (200) was an estimate.
-    expect(growing.progress.processed).toBeGreaterThan(200);
+    // The listing grew while it was read: its first `total` (100) was an estimate.
+    expect(growing.progress.processed).toBeGreaterThan(100);
     expect(growing.progress.total).toBe(growing.progress.processed);
     expect(fake.truth().entities.length).toBeGreaterThanOrEqual(growing.progress.processed);
     // Pull requests filtered out: no estimate while running, the exact count at the end.

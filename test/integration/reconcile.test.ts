@@ -25,12 +25,12 @@ async function source(shape: 'github' | 'rest-page' | 'rest-cursor', entities: n
       owner: 'octo',
       repo: 'rec',
       baseUrl: fake.url,
-      perPage: 20,
+      perPage: 10,
     });
   } else {
     const overrides =
       shape === 'rest-page'
-        ? { url: `${fake.url}/records-paged`, pageSize: 20, pagination: { type: 'page' } }
+        ? { url: `${fake.url}/records-paged`, pageSize: 10, pagination: { type: 'page' } }
         : { pageSize: 50 };
     await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, overrides));
   }
@@ -41,9 +41,9 @@ describe('a reconciliation raced by edits', () => {
   it.each(['github', 'rest-page'] as const)(
     '%s: tombstones no live entity, every entity deleted before it, and after a quiet one exactly the deleted',
     async (shape) => {
-      const { fake, sourceId, storeShape } = await source(shape, 300);
+      const { fake, sourceId, storeShape } = await source(shape, 150);
       await runToEnd(sourceId, 'full');
-      const deletedBefore = fake.control.delete(['e-000010', 'e-000150', 'e-000290']).changed;
+      const deletedBefore = fake.control.delete(['e-000010', 'e-000075', 'e-000145']).changed;
       fake.control.setLive({ touchesPerPage: 2, deletesPerPage: 1, addsPerPage: 1 });
 
       const raced = await runToEnd(sourceId, 'reconciliation');

@@ -15,11 +15,15 @@ let engine: TestEngine;
 let s3: S3Client;
 let faults: S3FaultInjector;
 let counter = 0;
+/** The emulator's account: the one the engine expects to own every bucket it reads. */
+const OWNER = '123456789012';
 
 beforeAll(async () => {
   // No lookback and no skew margin in these tests, so "modified after the watermark" is exact
   // to the second without waiting minutes.
-  engine = await setUpTestEngine('s3obj', { env: { WATERMARK_LOOKBACK_SECONDS: '0' } });
+  engine = await setUpTestEngine('s3obj', {
+    env: { WATERMARK_LOOKBACK_SECONDS: '0', SOURCE_BUCKET_OWNER: OWNER },
+  });
   s3 = engine.aws.clients.s3();
   faults = injectS3Faults(s3);
   engine.runtime({ workers: 1, reaperIntervalMs: 3_600_000 }).start();
@@ -184,5 +188,22 @@ describe('s3-objects against the emulator', () => {
     const items = await engine.deps.items.listAll('s3-rec');
     const tombstoned = items.filter((i) => i.tombstonedAt !== undefined).map((i) => i.entityId);
     expect(tombstoned).toEqual([objectKey('data/', 3)]);
+  });
+
+  it('every read names the account that must own the bucket (ExpectedBucketOwner): a same-named bucket elsewhere is refused by S3', async () => {
+    const bucket = await bucketWith(3);
+    await putSource(engine.deps, 's3-owner', 's3-objects', { bucket, jsonBodies: { maxBytes: 200 } });
+    await runToEnd('s3-owner', 'full');
+    await deleteObject(s3, bucket, objectKey('data/', 2));
+    faults.clear();
+
+    await runToEnd('s3-owner', 'full');
+    await runToEnd('s3-owner', 'reconciliation'); // confirms the absence with HeadObject
+
+    const reads = faults.requests.filter((r) => r.input.Bucket === bucket);
+    expect(new Set(reads.map((r) => r.command))).toEqual(
+      new Set(['ListObjectsV2Command', 'GetObjectCommand', 'HeadObjectCommand']),
+    );
+    expect(reads.filter((r) => r.input.ExpectedBucketOwner !== OWNER)).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
@@ -183,6 +185,66 @@ describe('a secret goes only to the origins it is bound to', () => {
     await call('PUT', '/sources/victim', { connector: 'rest-json', config: restConfig(owner.url) });
   });
 
+  it('a forged dead-letter scope: retrying failed pages never sends the secret with a config the API did not sign', async () => {
+    await call('PUT', '/secret-bindings/scoped', {
+      bindings: { 'ssm:/harvester/scoped/token': [owner.url] },
+    });
+    values['ssm:/harvester/scoped/token'] = 'tok-scoped-7777';
+    const signed = restConfig(owner.url, 'ssm:/harvester/scoped/token');
+    expect((await call('PUT', '/sources/scoped', { connector: 'rest-json', config: signed })).status).toBe(
+      201,
+    );
+    // What a role that may write dead letters can do: file a page whose scope sends the token to
+    // another path of the bound origin (on a shared host, another tenant's endpoint).
+    await engine.deps.deadLetters.record({
+      sourceId: 'scoped',
+      kind: 'page',
+      ref: '',
+      errorClass: 'transient',
+      reason: 'filed by hand',
+      attempts: 1,
+      runId: 'forged',
+      page: 1,
+      scope: {
+        mode: 'full',
+        since: null,
+        connector: 'rest-json',
+        config: { ...signed, url: `${owner.url}/tenant-b/echo` },
+      },
+      now: Date.now() - 60_000,
+    });
+
+    // … and one the worker filed under an earlier config of the source, which the API signed.
+    const earlier = { ...signed, url: `${owner.url}/records-v1` };
+    await engine.deps.deadLetters.record({
+      sourceId: 'scoped',
+      kind: 'page',
+      ref: 'c2',
+      errorClass: 'transient',
+      reason: 'HTTP 503',
+      attempts: 1,
+      runId: 'earlier',
+      page: 2,
+      scope: {
+        mode: 'full',
+        since: null,
+        connector: 'rest-json',
+        config: earlier,
+        configMac: await engine.deps.trust.signConfig('scoped', 'rest-json', earlier),
+      },
+      now: Date.now() - 60_000,
+    });
+
+    const run = await startRun(engine.deps, { sourceId: 'scoped', mode: 'dlq_retry' });
+    const ended = await waitForRun(engine.deps, run.runId);
+
+    expect(ended.state).toBe('succeeded');
+    expect(owner.paths.filter((path) => path.startsWith('/tenant-b'))).toEqual([]);
+    expect(owner.paths.some((path) => path.startsWith('/records?'))).toBe(true); // with the source's config
+    expect(owner.paths.some((path) => path === '/records-v1?limit=100&cursor=c2')).toBe(true); // a signed scope's
+    expect(await engine.deps.deadLetters.listAll('scoped')).toEqual([]);
+  });
+
   it('plain http with a secret in a stored row: never sent, even to the right host', async () => {
     const https = attacker.url.replace('http://127.0.0.1', 'https://plain.example');
     await call('PUT', '/secret-bindings/plain', { bindings: { 'ssm:/harvester/plain/token': [https] } });
@@ -206,5 +268,59 @@ describe('a secret goes only to the origins it is bound to', () => {
     expect(ended.state).toBe('failed');
     expect(reasons).toContain('may not be sent to http://plain.example');
     expect(attacker.saw('tok-plain-5555')).toBe(false);
+  });
+});
+
+describe('a credential the source puts in its own next-page URL', () => {
+  // S3 presigned URLs and some OAuth APIs answer with a next URL that carries `access_token` or
+  // a signature: the worker must follow it as sent, and nobody may read it back.
+  const SIGNED = 'SIGNED-NEXT-0001';
+  const asked: string[] = [];
+  let base = '';
+  let stop: () => Promise<void> = async () => {};
+
+  beforeAll(async () => {
+    const server = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      if (!request.url?.includes('page=2')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            data: [{ id: 'n-1', updatedAt: '2024-01-01T00:00:00.000Z' }],
+            next: `${base}/records?page=2&access_token=${SIGNED}`,
+          }),
+        );
+        return;
+      }
+      response.writeHead(400).end('bad page');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    stop = () => new Promise((resolve) => server.close(() => resolve()));
+  });
+  afterAll(() => stop());
+
+  it('is followed as sent, and redacted in the run view and the dead letters', async () => {
+    await call('PUT', '/sources/signed-next', {
+      connector: 'rest-json',
+      config: {
+        url: `${base}/records`,
+        itemsPath: 'data',
+        idField: 'id',
+        updatedAtField: 'updatedAt',
+        pagination: { type: 'next-url', nextUrlPath: 'next' },
+      },
+    });
+
+    const { ended } = await runToEnd('signed-next');
+    const run = await call('GET', `/runs/${ended.runId}`);
+    const letters = await call('GET', '/sources/signed-next/dead-letters');
+
+    expect(asked.some((url) => url.includes(`access_token=${SIGNED}`))).toBe(true); // followed
+    expect(ended.checkpoint?.cursor).toContain(SIGNED); // and keeps it to resume from
+    expect(run.json.checkpoint.cursor).toBe(`${base}/records?page=2&access_token=<redacted>`);
+    expect(letters.json.items).toHaveLength(1);
+    expect(letters.json.items[0].ref).toBe(`${base}/records?page=2&access_token=<redacted>`);
+    expect(JSON.stringify([run.json, letters.json])).not.toContain(SIGNED);
   });
 });

@@ -11,6 +11,13 @@ import {
 
 export const TEST_REGION = 'us-east-1';
 
+/** This worker's emulator: workers take the started emulators in turn (`VITEST_POOL_ID` is 1-based). */
+export function testEndpoint(): string {
+  const endpoints = inject('awsEndpoints');
+  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
+  return endpoints[(Math.max(1, worker) - 1) % endpoints.length] as string;
+}
+
 /** Everything an integration test needs: clients on the emulator and its own freshly created resources. */
 export interface TestAws {
   readonly endpoint: string;
@@ -25,7 +32,7 @@ export interface TestAws {
  * against one emulator.
  */
 export async function setUpTestAws(hint: string, options: BootstrapOptions = {}): Promise<TestAws> {
-  const endpoint = inject('awsEndpoint');
+  const endpoint = testEndpoint();
   // A hand-started plain moto_server does not make conditional writes atomic; serialize this
   // process's DynamoDB calls there so the tests exercise our conditions, not moto's races.
   const serializeDynamoDB = !(await isSerializedEmulator(endpoint));

@@ -1,15 +1,31 @@
+import { availableParallelism } from 'node:os';
 import type { TestProject } from 'vitest/node';
-import { startEmulator } from '../../lib/local/emulator.js';
+import { type Emulator, startEmulator } from '../../lib/local/emulator.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    awsEndpoint: string;
+    awsEndpoints: string[];
   }
 }
 
-/** Starts moto once for the whole test run (unless AWS_ENDPOINT_URL is set) and stops it at the end. */
+/**
+ * Starts one moto per test worker for the whole run (unless AWS_ENDPOINT_URL is set) and stops
+ * them at the end. moto serves DynamoDB one request at a time (see startEmulator), so files in
+ * parallel workers sharing one emulator would wait for each other; one each keeps every core busy.
+ * `TEST_EMULATORS` overrides the count.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const emulator = await startEmulator();
-  project.provide('awsEndpoint', emulator.endpoint);
-  return () => emulator.stop();
+  const configured = project.config.maxWorkers;
+  const workers = typeof configured === 'number' && configured > 0 ? configured : availableParallelism();
+  const count = process.env.AWS_ENDPOINT_URL ? 1 : Number(process.env.TEST_EMULATORS ?? workers);
+  const emulators: Emulator[] = await Promise.all(
+    Array.from({ length: Math.max(1, count) }, () => startEmulator()),
+  );
+  project.provide(
+    'awsEndpoints',
+    emulators.map((e) => e.endpoint),
+  );
+  return async () => {
+    await Promise.all(emulators.map((e) => e.stop()));
+  };
 }

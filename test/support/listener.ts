@@ -10,6 +10,8 @@ export interface Listener {
   readonly url: string;
   /** Every request's headers, in arrival order. */
   readonly received: IncomingHttpHeaders[];
+  /** Every request's path and query, in arrival order. */
+  readonly paths: string[];
   /** True when any header of any request contained `secret`. */
   saw(secret: string): boolean;
   stop(): Promise<void>;
@@ -18,8 +20,10 @@ export interface Listener {
 /** Starts a {@link Listener} on 127.0.0.1 (a fresh port: its own origin). */
 export async function startListener(): Promise<Listener> {
   const received: IncomingHttpHeaders[] = [];
+  const paths: string[] = [];
   const server = createServer((request, response) => {
     received.push(request.headers);
+    paths.push(request.url ?? '');
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(
       JSON.stringify({
@@ -34,6 +38,7 @@ export async function startListener(): Promise<Listener> {
   return {
     url: `http://127.0.0.1:${port}`,
     received,
+    paths,
     saw: (secret) => received.some((headers) => JSON.stringify(headers).includes(secret)),
     stop: () => new Promise((resolve) => server.close(() => resolve())),
   };

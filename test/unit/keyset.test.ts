@@ -315,6 +315,60 @@ describe('windows of a keyset listing', () => {
 });
 
 /**
+ * Reads a listing whose page size the source changes between requests (`sizes[n]` for request n,
+ * the last size afterwards): page numbers then address other rows than before. `listing(n)`: the
+ * records request n sees (the same ones by default).
+ */
+function readShifting(
+  records: readonly StaticRecord[],
+  sizes: readonly number[],
+  listing: (request: number) => readonly StaticRecord[] = () => records,
+) {
+  const delivered: string[] = [];
+  let ceiling: string | null = null;
+  let position: KeysetPosition | null = decodePosition(null, null);
+  for (let request = 0; position !== null; request++) {
+    if (request > 200) throw new Error('the listing did not end');
+    const page = staticPage(listing(request), position, sizes[Math.min(request, sizes.length - 1)]!);
+    const step = advance(position, page.keys, page.next);
+    page.keys.forEach((k, i) => {
+      if (step.deliver[i]) delivered.push(k.ok ? k.id : k.ref!);
+    });
+    ceiling = step.ceiling;
+    position = step.next;
+  }
+  return { delivered, ceiling };
+}
+
+describe('a tie group listed by page numbers whose page size changes mid-run', () => {
+  // GitHub caps `per_page` silently, and search services lower their page size under load: page
+  // 4 at one row a page is the fourth row, which page 1 at four rows a page already served.
+  const tied = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((id) => ({ id, t: 1, valid: true }));
+  const records = [...tied, { id: 'z', t: 2, valid: true }];
+
+  it('delivers each member once when the size shrinks, and moves the watermark past the group', () => {
+    const { delivered, ceiling } = readShifting(records, [4, 4, 4, 1]);
+    expect(delivered).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'z']);
+    expect(ceiling).toBeNull();
+  });
+
+  it('holds the watermark at the group when the size grows and page numbers skip members', () => {
+    const { delivered, ceiling } = readShifting(records, [2, 2, 2, 4]);
+    expect(delivered).not.toContain('e');
+    expect(ceiling).toBe(iso(1));
+  });
+
+  it('holds the watermark when a member joins the group behind the position (edited within its second)', () => {
+    // `b2` is listed between `b` and `c` from request 4 on: a re-served `c`, `d` must not hide it.
+    const joined = [...records, { id: 'b2', t: 1, valid: true }];
+    const { delivered, ceiling } = readShifting(records, [2], (request) => (request < 3 ? records : joined));
+    expect(delivered).not.toContain('b2');
+    expect(new Set(delivered).size).toBe(delivered.length);
+    expect(ceiling).toBe(iso(1));
+  });
+});
+
+/**
  * A model of a live source: entities with (updatedAt, id), a `since` listing sorted by both, paged
  * by position with a page number; edits move an entity to a new latest time (ties included).
  */

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactUrl } from '../../lib/connectors/redact-url.js';
+import { encodePosition } from '../../lib/connectors/keyset.js';
+import { REDACTED, redactCursor, redactUrl, redactUrlsIn } from '../../lib/connectors/redact-url.js';
+import { deadLetterEntryId } from '../../lib/store/dead-letters.js';
 
 describe('redactUrl', () => {
   it.each([
@@ -41,6 +43,57 @@ describe('redactUrl', () => {
         expect(out).not.toContain(secret);
         expect(out).toContain('page=1');
       }),
+    );
+  });
+});
+
+describe('redactCursor', () => {
+  it.each([
+    [
+      'https://api.example.com/items?page=2&access_token=abc',
+      'https://api.example.com/items?page=2&access_token=<redacted>',
+    ],
+    ['/items?page=2&sig=abc', '/items?page=2&sig=<redacted>'],
+    ['page=2&X-Amz-Signature=ff', 'page=2&X-Amz-Signature=<redacted>'],
+    ['eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln', REDACTED],
+    ['17', '17'],
+    ['c2VlbjoxMjM0NTY=', 'c2VlbjoxMjM0NTY='],
+  ])('shows %s as %s', (cursor, shown) => {
+    expect(redactCursor(cursor)).toBe(shown);
+  });
+
+  it('redacts a source URL wrapped in a connector envelope, and leaves a clean envelope as it is', () => {
+    const signed = encodePosition({
+      at: '2024-01-01T00:00:00Z',
+      ids: ['a'],
+      follow: 'https://h.example/p?page=3&access_token=abc',
+    });
+    const clean = encodePosition({
+      at: '2024-01-01T00:00:00Z',
+      ids: ['a'],
+      follow: 'https://h.example/p?page=3',
+    });
+
+    const shown = redactCursor(signed);
+
+    expect(shown.startsWith('ks1.')).toBe(true);
+    expect(Buffer.from(shown.slice(4), 'base64url').toString()).toContain('access_token=<redacted>');
+    expect(Buffer.from(shown.slice(4), 'base64url').toString()).not.toContain('abc');
+    expect(redactCursor(clean)).toBe(clean);
+  });
+
+  it('redacts the URLs in free text and keeps the rest', () => {
+    expect(redactUrlsIn('{"cursor":"https://h.example/p?key=k1&page=2","page":2}')).toBe(
+      '{"cursor":"https://h.example/p?key=<redacted>&page=2","page":2}',
+    );
+  });
+});
+
+describe('deadLetterEntryId', () => {
+  it('keys a short page ref by itself, but hashes one that carries a credential', () => {
+    expect(deadLetterEntryId('page', 'https://h.example/p?page=2')).toBe('page#https://h.example/p?page=2');
+    expect(deadLetterEntryId('page', 'https://h.example/p?page=2&access_token=abc')).toMatch(
+      /^page#sha256:[0-9a-f]{64}$/,
     );
   });
 });

@@ -65,6 +65,12 @@ describe('sourceBuckets', () => {
       });
   });
 
+  it('tells the worker the account that must own every bucket it reads (ExpectedBucketOwner on each request)', () => {
+    const workerId = stack.getLogicalId(stack.pipeline.worker.fn.node.defaultChild as CfnElement);
+    const worker = template.findResources('AWS::Lambda::Function')[workerId];
+    expect(worker?.Properties.Environment.Variables.SOURCE_BUCKET_OWNER).toEqual({ Ref: 'AWS::AccountId' });
+  });
+
   it('grants no other function any S3 access', () => {
     for (const role of [
       stack.pipeline.drain.role,

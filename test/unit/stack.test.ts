@@ -8,6 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addHarvester } from '../../infra/harvester-app.js';
 import type { HarvesterStack } from '../../infra/stack.js';
+import { DEFAULT_SERVERS } from '../../lib/api/openapi.js';
 import { PAGE_DLQ_RETENTION_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../lib/config/constants.js';
 import { EnvSchema } from '../../lib/config/env.js';
 import { TABLES } from '../../lib/resources/definitions.js';
@@ -834,7 +835,23 @@ describe('outputs', () => {
     'PageDlqUrl',
     'EventBusName',
     'NotificationTopicArn',
+    'DashboardUrl',
   ])('exports %s', (name) => {
     template.hasOutput(name, {});
+  });
+
+  it.each(['README.md', 'docs/operations.md'])('exports every output %s names', (file) => {
+    const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+    const named = [...text.matchAll(/`([A-Z][A-Za-z]+(?:Url|Arn|Name))`/g)].map((m) => m[1] as string);
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of new Set(named)) expect(Object.keys(template.findOutputs(name))).toEqual([name]);
+  });
+
+  it('exports every output the API description names', () => {
+    const named = DEFAULT_SERVERS.flatMap((server) =>
+      [...(server.description ?? '').matchAll(/`(\w+)` stack output/g)].map((m) => m[1] as string),
+    );
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of named) template.hasOutput(name, {});
   });
 });

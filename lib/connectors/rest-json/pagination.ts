@@ -124,8 +124,9 @@ export function keyedNext(
   const number = pageOf(pagination, cursor);
   const total = totalOf(config, page.body);
   if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
-  // Before any page held a row, the requested size stands in, so empty pages still count on.
-  const size = Math.max(served, page.items.length) || config.pageSize;
+  // Before any page held a row the true page size is unknown (a source may serve one row a page,
+  // whatever it was asked): count one a page, so empty pages cost at most `total` requests, never a row.
+  const size = Math.max(served, page.items.length, 1);
   const listed = (number - pagination.firstPage) * size + page.items.length;
   return { next: total > listed ? String(number + 1) : null, guessed: false };
 }

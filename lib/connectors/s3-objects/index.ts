@@ -3,7 +3,7 @@ import type { Connector, ConnectorContext, ConnectorManifest, FetchedPage } from
 import { classifyS3 } from './classify.js';
 import { type S3ObjectsConfig, s3ObjectsConfigSchema } from './config.js';
 import { normalizeObject, type S3ObjectRecord } from './normalize.js';
-import { addBodies, headObject, listObjects, s3ClientFor } from './objects.js';
+import { addBodies, headObject, listObjects, s3BucketFor } from './objects.js';
 import { decodeS3Position, encodeS3Position, listingWatermark } from './position.js';
 
 export type { S3ObjectsConfig } from './config.js';
@@ -46,10 +46,10 @@ async function fetchPage(
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
   const position = decodeS3Position(cursor, Date.now());
-  const client = s3ClientFor(config, ctx);
-  const listed = await listObjects(client, config, position.after, ctx.signal);
+  const bucket = s3BucketFor(config, ctx);
+  const listed = await listObjects(bucket, config, position.after, ctx.signal);
   const changed = listed.objects.filter((object) => modifiedSince(object, ctx.since));
-  const items = await addBodies(client, config, changed, ctx.signal);
+  const items = await addBodies(bucket, config, changed, ctx.signal);
   const last = listed.objects.at(-1)?.key;
   const done = !listed.truncated || last === undefined;
   return {
@@ -65,7 +65,7 @@ async function fetchItem(config: S3ObjectsConfig, id: string, ctx: ConnectorCont
   if (id === '' || !id.startsWith(config.prefix)) {
     throw new ClassifiedError('permanent', `key \`${id.slice(0, 200)}\` is not under the source's prefix`);
   }
-  return headObject(s3ClientFor(config, ctx), config, id, ctx.signal);
+  return headObject(s3BucketFor(config, ctx), config, id, ctx.signal);
 }
 
 /** The `s3-objects` connector (see the module documentation and {@link s3ObjectsConfigSchema}). */

@@ -21,12 +21,26 @@ const BODY_CONCURRENCY = 8;
 /** Storage classes whose objects must be restored before GetObject (S3 answers `InvalidObjectState`). */
 const ARCHIVED = new Set(['GLACIER', 'DEEP_ARCHIVE']);
 
-/** The S3 client for the source's bucket, or a permanent error when the runtime wires none. */
-export function s3ClientFor(config: S3ObjectsConfig, ctx: ConnectorContext): S3Client {
+/**
+ * The source's bucket as every request addresses it: the client for its region, and the bucket
+ * with the account that must own it (`ExpectedBucketOwner`), so S3 answers 403 rather than serve
+ * a same-named bucket of another account.
+ */
+export interface S3Bucket {
+  readonly client: S3Client;
+  readonly address: { readonly Bucket: string; readonly ExpectedBucketOwner?: string };
+}
+
+/** The source's {@link S3Bucket}, or a permanent error when the runtime wires no S3 client. */
+export function s3BucketFor(config: S3ObjectsConfig, ctx: ConnectorContext): S3Bucket {
   if (!ctx.aws) {
     throw new ClassifiedError('permanent', 's3-objects needs AWS clients, and this runtime provides none');
   }
-  return ctx.aws.s3(config.region);
+  const owner = ctx.aws.bucketOwner;
+  return {
+    client: ctx.aws.s3(config.region),
+    address: { Bucket: config.bucket, ...(owner ? { ExpectedBucketOwner: owner } : {}) },
+  };
 }
 
 /** One page of a ListObjectsV2 listing, in key order. */
@@ -52,14 +66,14 @@ function toRecord(object: _Object): S3ObjectRecord {
 
 /** Lists up to `pageSize` keys after `after` (StartAfter), under the prefix. */
 export async function listObjects(
-  client: S3Client,
+  bucket: S3Bucket,
   config: S3ObjectsConfig,
   after: string | null,
   signal: AbortSignal | undefined,
 ): Promise<ListedPage> {
-  const output = await client.send(
+  const output = await bucket.client.send(
     new ListObjectsV2Command({
-      Bucket: config.bucket,
+      ...bucket.address,
       ...(config.prefix ? { Prefix: config.prefix } : {}),
       ...(after !== null ? { StartAfter: after } : {}),
       MaxKeys: config.pageSize,
@@ -86,7 +100,7 @@ function isNoSuchKey(error: unknown): boolean {
  * `bodyError` — an invalid record for this object only; transient failures throw (the page is retried).
  */
 async function withBody(
-  client: S3Client,
+  bucket: S3Bucket,
   config: S3ObjectsConfig,
   object: S3ObjectRecord,
   signal: AbortSignal | undefined,
@@ -98,7 +112,7 @@ async function withBody(
   }
   let output: GetObjectCommandOutput;
   try {
-    output = await client.send(new GetObjectCommand({ Bucket: config.bucket, Key: object.key }), {
+    output = await bucket.client.send(new GetObjectCommand({ ...bucket.address, Key: object.key }), {
       abortSignal: signal,
     });
   } catch (error) {
@@ -128,7 +142,7 @@ async function withBody(
 
 /** Adds bodies where configured; objects deleted since the listing are dropped (they are gone). */
 export async function addBodies(
-  client: S3Client,
+  bucket: S3Bucket,
   config: S3ObjectsConfig,
   objects: readonly S3ObjectRecord[],
   signal: AbortSignal | undefined,
@@ -137,7 +151,7 @@ export async function addBodies(
   const limit = pLimit(BODY_CONCURRENCY);
   const read = await Promise.all(
     objects.map((object) =>
-      wantsBody(config, object) ? limit(() => withBody(client, config, object, signal)) : object,
+      wantsBody(config, object) ? limit(() => withBody(bucket, config, object, signal)) : object,
     ),
   );
   return read.filter((object): object is S3ObjectRecord => object !== null);
@@ -149,14 +163,14 @@ export async function addBodies(
  * @throws EntityGoneError when S3 says the key does not exist (`NoSuchKey` / `NotFound`).
  */
 export async function headObject(
-  client: S3Client,
+  bucket: S3Bucket,
   config: S3ObjectsConfig,
   key: string,
   signal: AbortSignal | undefined,
 ): Promise<S3ObjectRecord> {
   let record: S3ObjectRecord;
   try {
-    const output = await client.send(new HeadObjectCommand({ Bucket: config.bucket, Key: key }), {
+    const output = await bucket.client.send(new HeadObjectCommand({ ...bucket.address, Key: key }), {
       abortSignal: signal,
     });
     record = {
@@ -174,7 +188,7 @@ export async function headObject(
     throw error;
   }
   if (!wantsBody(config, record)) return record;
-  const withItsBody = await withBody(client, config, record, signal);
+  const withItsBody = await withBody(bucket, config, record, signal);
   if (withItsBody === null) {
     throw new EntityGoneError(key, `s3://${config.bucket}/${key} does not exist`);
   }

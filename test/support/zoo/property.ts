@@ -17,9 +17,6 @@ export const PENDING_TRAITS: readonly Trait[] = [
   // An exclusive `since` skips the rest of a tie group the run asked from inside (github, a tie
   // group and an exclusive since: one entity left stale).
   'exclusiveSince',
-  // A tie group of 130 rows read 100 a page under a page cap: one read delivers 9 entities of
-  // the group twice at one version (github, 140 entities, bigTie + pageCap, connector level).
-  'bigTie',
 ];
 
 /**
