@@ -2,7 +2,7 @@ import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import { readWindow } from '../run/partitions.js';
+import { partitionOf, readWindow } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
@@ -68,8 +68,7 @@ export async function failUnavailable(
   // A tombstone slice is no source page: retry-failed could not fetch it, and the next
   // reconciliation confirms its candidates again.
   if (run.mode !== 'dlq_retry' && !isTombstoneSlice(message.cursor)) {
-    const partition =
-      message.partition === undefined ? undefined : run.partitions?.[String(message.partition)];
+    const partition = partitionOf(run, message.partition);
     const window = partition ? readWindow(partition) : undefined;
     await deps.deadLetters.record({
       sourceId: run.sourceId,

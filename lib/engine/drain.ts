@@ -1,7 +1,7 @@
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import { readWindow } from '../run/partitions.js';
+import { partitionOf, readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { endRun, failOverBudget, finishSucceeded } from './finish.js';
@@ -48,8 +48,7 @@ export async function drainDeadMessage(
     return { outcome: 'malformed', entryId: settled?.entryId ?? '' };
   }
   const run = await deps.runs.get(message.runId);
-  const partition =
-    message.partition === undefined ? undefined : run?.partitions?.[String(message.partition)];
+  const partition = run && partitionOf(run, message.partition);
   // The page step's own check: a message it would drop is stale here too.
   if (!run || dropReason(run, message) !== undefined) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.

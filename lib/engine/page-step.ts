@@ -3,13 +3,15 @@ import { secretReferences } from '../connectors/secret-binding.js';
 import { type HarvesterLogger, workLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
+import { chainAt } from '../run/chains.js';
 import type { SyncRun } from '../run/model.js';
+import { partitionOf } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
 import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../store/errors.js';
 import { failUnavailable } from './deferral.js';
 import { type EngineDeps, SimulatedCrashError } from './deps.js';
-import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { chainPosition, resendExpectedPage } from './handoff.js';
+import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from './finish.js';
+import { resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
@@ -89,7 +91,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
 
 /** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
 function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
-  const chain = chainPosition(run, message.partition);
+  const chain = chainAt(run, message.partition);
   const handoff = chain?.handoff ?? null;
   return (
     chain !== undefined &&
@@ -131,7 +133,7 @@ async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
   }
 }
 
-/** Checks made before any fetch: the freshness budget on wake-up, the end-of-stream marker, the page budget. */
+/** Checks made before any fetch: the freshness budget on wake-up, the page budget. */
 async function continuationChecks(
   deps: EngineDeps,
   run: SyncRun,
@@ -143,17 +145,8 @@ async function continuationChecks(
     log.warn('deferred page woke past the progress budget; the source stayed unavailable');
     return failUnavailable(deps, run, message, 'the page was deferred past the progress budget');
   }
-  if (message.partition !== undefined) {
-    // The page budget counts every partition's pages: it bounds the run, not one chain.
-    if (run.progress.pages + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-    return undefined;
-  }
-  if (message.page > 1 && message.cursor === null) {
-    // Resumed after the last page was committed but before the run was ended: finish it now.
-    await finishSucceeded(deps, run, run.checkpoint?.watermark ?? null);
-    return { outcome: 'committed', next: 'finished' };
-  }
-  if (message.page > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
+  // The page budget counts the pages of every chain: it bounds the run, not one chain.
+  if (run.progress.pages + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
   return undefined;
 }
 
@@ -193,7 +186,7 @@ async function processOwnedPage(
     run,
     params: run.params as unknown as RunParams,
     message,
-    partition: message.partition === undefined ? undefined : run.partitions?.[String(message.partition)],
+    partition: partitionOf(run, message.partition),
     connector,
     config: parsed.data,
     heartbeat,

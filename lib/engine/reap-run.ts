@@ -2,7 +2,7 @@ import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import { chainLabel, chainsOf, nextCursor, type RunChain } from '../run/chains.js';
 import type { SyncRun } from '../run/model.js';
-import { isPartitioned } from '../run/partitions.js';
+import { isPartitioned, partitionOf } from '../run/partitions.js';
 import { decideResume, positionAt } from '../run/resume-policy.js';
 import { judgeSilence, lastProgressAt, type Silence } from '../run/silence.js';
 import type { EngineDeps } from './deps.js';
@@ -70,7 +70,7 @@ async function completeRun(
   chains: readonly RunChain[],
 ): Promise<ReapOutcome> {
   const idle = chains.find((c) => c.state === 'idle');
-  const partition = idle?.partition === undefined ? undefined : run.partitions?.[String(idle.partition)];
+  const partition = idle && partitionOf(run, idle.partition);
   if (partition) {
     await startTailPass(deps, run, partition, run.epoch);
     return { kind: 'acted', verdict: 'chains_done', action: 'tail' };

@@ -1,5 +1,5 @@
-import type { Checkpoint, PartitionState, SyncRun } from './model.js';
-import { isPartitioned, partitionsOf, readWindow, type Window } from './partitions.js';
+import type { Checkpoint, Partition, PartitionState, SyncRun } from './model.js';
+import { isPartitioned, partitionOf, partitionsOf, readWindow, type Window } from './partitions.js';
 import type { SilenceInput } from './silence.js';
 
 /**
@@ -18,32 +18,43 @@ export interface RunChain extends SilenceInput {
 
 /** The chains of `run` that carry its pages. */
 export function chainsOf(run: SyncRun): RunChain[] {
-  if (isPartitioned(run)) {
-    return partitionsOf(run).map((p) => ({
-      partition: p.index,
-      state: p.state,
-      nextPage: p.nextPage,
-      checkpoint: p.checkpoint,
-      handoff: p.handoff,
-      heartbeatAt: p.heartbeatAt,
-      deferredUntil: p.deferredUntil,
-      window: readWindow(p),
-    }));
-  }
-  // The run's own chain is done once its last page (no cursor after it) is committed.
-  const done = run.nextPage > 1 && run.checkpoint !== null && run.checkpoint.cursor === null;
-  return [
-    {
-      partition: undefined,
-      state: done ? 'done' : 'running',
-      nextPage: run.nextPage,
-      checkpoint: run.checkpoint,
-      handoff: run.handoff,
-      heartbeatAt: run.heartbeatAt,
-      deferredUntil: run.deferredUntil,
-      window: undefined,
-    },
-  ];
+  return isPartitioned(run) ? partitionsOf(run).map(partitionChain) : [ownChain(run)];
+}
+
+/** The chain a page message belongs to: the run's own (`partition` undefined) or a partition's; undefined when the run has no such partition. */
+export function chainAt(run: SyncRun, partition: number | undefined): RunChain | undefined {
+  if (partition === undefined) return ownChain(run);
+  const found = partitionOf(run, partition);
+  return found && partitionChain(found);
+}
+
+/** The run's own chain: done with a partitioned run's plan, or once its last page (no cursor after it) is committed. */
+function ownChain(run: SyncRun): RunChain {
+  const done =
+    isPartitioned(run) || (run.nextPage > 1 && run.checkpoint !== null && run.checkpoint.cursor === null);
+  return {
+    partition: undefined,
+    state: done ? 'done' : 'running',
+    nextPage: run.nextPage,
+    checkpoint: run.checkpoint,
+    handoff: run.handoff,
+    heartbeatAt: run.heartbeatAt,
+    deferredUntil: run.deferredUntil,
+    window: undefined,
+  };
+}
+
+function partitionChain(p: Partition): RunChain {
+  return {
+    partition: p.index,
+    state: p.state,
+    nextPage: p.nextPage,
+    checkpoint: p.checkpoint,
+    handoff: p.handoff,
+    heartbeatAt: p.heartbeatAt,
+    deferredUntil: p.deferredUntil,
+    window: readWindow(p),
+  };
 }
 
 /** The cursor a chain's next page is fetched with: none for page 1, else its checkpoint's. */

@@ -87,6 +87,14 @@ export function partitionsOf(run: Pick<SyncRun, 'partitions'>): Partition[] {
   return Object.values(run.partitions ?? {}).sort((a, b) => a.index - b.index);
 }
 
+/** The partition a page message names, or undefined (none named, or the run has no such partition). */
+export function partitionOf(
+  run: Pick<SyncRun, 'partitions'>,
+  partition: number | undefined,
+): Partition | undefined {
+  return partition === undefined ? undefined : run.partitions?.[String(partition)];
+}
+
 /** How many partitions the run was split into (0: read as one stream). */
 export function partitionCount(run: Pick<SyncRun, 'partitions'>): number {
   return Object.keys(run.partitions ?? {}).length;
