@@ -121,7 +121,7 @@ describe('a crash at each step boundary', () => {
   );
 
   it.each(['beforeFetch', 'afterLoad'] as const)(
-    'at %s: a full run restarts from scratch and ends complete',
+    'at %s: a full run over a keyed stream resumes from its checkpoint, as an incremental one does, and ends complete',
     async (point) => {
       const { sourceId, fake } = await newSource();
 
@@ -129,7 +129,7 @@ describe('a crash at each step boundary', () => {
       await silenceThenReap();
       const run = await waitForRun(engine.deps, started.runId);
 
-      expect(run.resume.reason).toBe('mode_not_resumable');
+      expect(run.resume).toMatchObject({ reason: 'resumed', from: 'checkpoint' });
       expect(run.progress.pages).toBe(ENTITIES / PAGE_SIZE);
       await expectComplete(run, fake);
     },
