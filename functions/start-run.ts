@@ -9,7 +9,7 @@ import middy from '@middy/core';
 import { createAwsClients } from '../lib/aws/clients.js';
 import { ConfigError, loadConfig } from '../lib/config/env.js';
 import { createEngineDeps } from '../lib/engine/create.js';
-import { type ScheduledStartOutcome, startScheduledRun } from '../lib/queue/source-schedules.js';
+import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/scheduled-start.js';
 
 const config = loadConfig();
 if (!config.pageQueueUrl || !config.pageQueueArn) {

@@ -46,6 +46,7 @@ export function baseEnvironment({
     SCHEDULE_GROUP: scheduleGroupName,
     MAX_PAGES_PER_RUN: String(settings.maxPagesPerRun),
     MAX_PARTITIONS_PER_RUN: String(settings.maxPartitionsPerRun),
+    MAX_WORKERS_PER_SOURCE: String(settings.maxWorkersPerSource),
     MIN_ENTITIES_PER_PARTITION: String(settings.minEntitiesPerPartition),
     MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(settings.maxConcurrentRequestsPerCredential),
     LOG_LEVEL: settings.logLevel,

@@ -37,6 +37,13 @@ export interface HarvesterSettings {
    */
   readonly maxPartitionsPerRun: number;
   /**
+   * One source's share of the page workers (`MAX_WORKERS_PER_SOURCE`): no run is split into more
+   * partitions than this, whatever its start asks (each partition keeps at most one page in a
+   * worker at a time), so one source cannot hold every worker slot. 1 to `workerMaxConcurrency`
+   * − 1. Context `harvester:maxWorkersPerSource`. Default: half of `workerMaxConcurrency` (`5`).
+   */
+  readonly maxWorkersPerSource: number;
+  /**
    * Fewest entities worth a partition (`MIN_ENTITIES_PER_PARTITION`): smaller runs are split less,
    * or not at all. Context `harvester:minEntitiesPerPartition`. Default `250`.
    */
@@ -98,6 +105,7 @@ export const DEFAULT_SETTINGS: HarvesterSettings = {
   maxConcurrentRequestsPerCredential: 10,
   maxPagesPerRun: 100_000,
   maxPartitionsPerRun: 8,
+  maxWorkersPerSource: 5,
   minEntitiesPerPartition: 250,
   logLevel: 'INFO',
   tracing: true,
@@ -117,6 +125,7 @@ export const SETTINGS_CONTEXT = {
   maxConcurrentRequestsPerCredential: 'harvester:maxConcurrentRequestsPerCredential',
   maxPagesPerRun: 'harvester:maxPagesPerRun',
   maxPartitionsPerRun: 'harvester:maxPartitionsPerRun',
+  maxWorkersPerSource: 'harvester:maxWorkersPerSource',
   minEntitiesPerPartition: 'harvester:minEntitiesPerPartition',
   logLevel: 'harvester:logLevel',
   tracing: 'harvester:tracing',
@@ -197,15 +206,21 @@ function contextList(value: unknown, key: string): string[] | undefined {
 export function resolveSettings(scope: Construct, props: Partial<HarvesterSettings> = {}): HarvesterSettings {
   const ctx = (key: keyof HarvesterSettings): unknown => scope.node.tryGetContext(SETTINGS_CONTEXT[key]);
   const k = SETTINGS_CONTEXT;
+  const workerMaxConcurrency =
+    props.workerMaxConcurrency ??
+    contextInteger(ctx('workerMaxConcurrency'), k.workerMaxConcurrency, 2, 1_000) ??
+    DEFAULT_SETTINGS.workerMaxConcurrency;
   return {
     deletionProtection:
       props.deletionProtection ??
       contextBoolean(ctx('deletionProtection'), k.deletionProtection) ??
       DEFAULT_SETTINGS.deletionProtection,
-    workerMaxConcurrency:
-      props.workerMaxConcurrency ??
-      contextInteger(ctx('workerMaxConcurrency'), k.workerMaxConcurrency, 2, 1_000) ??
-      DEFAULT_SETTINGS.workerMaxConcurrency,
+    workerMaxConcurrency,
+    maxWorkersPerSource: sourceShare(
+      props.maxWorkersPerSource ??
+        contextInteger(ctx('maxWorkersPerSource'), k.maxWorkersPerSource, 1, workerMaxConcurrency - 1),
+      workerMaxConcurrency,
+    ),
     maxConcurrentRequestsPerCredential:
       props.maxConcurrentRequestsPerCredential ??
       contextInteger(
@@ -260,6 +275,17 @@ export function resolveSettings(scope: Construct, props: Partial<HarvesterSettin
       contextBoolean(ctx('itemsPointInTimeRecovery'), k.itemsPointInTimeRecovery) ??
       DEFAULT_SETTINGS.itemsPointInTimeRecovery,
   };
+}
+
+/** A source's share of the workers: as set, or half of them; always fewer than all. */
+function sourceShare(share: number | undefined, workers: number): number {
+  const value = share ?? Math.floor(workers / 2);
+  if (!Number.isInteger(value) || value < 1 || value >= workers) {
+    throw new Error(
+      `maxWorkersPerSource must be an integer in [1, ${workers - 1}] (below workerMaxConcurrency), got ${value}`,
+    );
+  }
+  return value;
 }
 
 // S3 bucket names (general purpose): also keeps IAM resource wildcards out of a setting.

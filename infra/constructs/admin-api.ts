@@ -108,6 +108,8 @@ export class AdminApi extends Construct {
     );
     // `POST /sources/{id}/test` fetches one page with the source's own (bound) secret.
     this.handler.grantSecretReferences(props.sharedSecretRefs);
+    // … and spends the credential's rate budget like a run's request: a read and a conditional put.
+    tables.rateBudgets.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
     messaging.pageQueue.grantSendMessages(role);
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
     // cancelling a run lists and deletes its pending deferral schedules.

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -79,7 +80,11 @@ export class HarvesterFunction extends Construct {
       entry: `${REPO_ROOT}functions/${props.entry}.ts`,
       handler: 'handler',
       projectRoot: REPO_ROOT,
-      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      // In this repository, its own lock file; installed as a package (npm leaves lock files out
+      // of packages), CDK finds the lock file of the app that uses it.
+      ...(existsSync(`${REPO_ROOT}package-lock.json`)
+        ? { depsLockFilePath: `${REPO_ROOT}package-lock.json` }
+        : {}),
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,

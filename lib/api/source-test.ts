@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { secretReferences } from '../connectors/secret-binding.js';
 import { connectorSecrets } from '../engine/bound-secrets.js';
 import type { EngineDeps } from '../engine/deps.js';
+import { RateBudgetWaitError, spendingFetch } from '../engine/rate-budget.js';
 import type { SourceRecord } from '../store/sources.js';
 
 /**
@@ -9,7 +10,9 @@ import type { SourceRecord } from '../store/sources.js';
  * its first page once, with its real credentials, exactly as a run would, and report what an
  * administrator needs before starting a run: did the source accept the credentials, how much
  * rate budget is left, and what one entity looks like after normalization. Nothing is stored
- * and no run is started; no retries (a transient failure is reported as such).
+ * and no run is started; no retries (a transient failure is reported as such). Its request takes
+ * from the credential's rate budget like a run's (lib/engine/rate-budget.ts), so checks cannot
+ * spend a quota the runs are pacing.
  */
 
 /** Rate-limit headers the common APIs send (GitHub, GitLab, most REST APIs). */
@@ -77,6 +80,9 @@ function numberHeader(headers: Headers, names: readonly string[]): number | null
  */
 export const SOURCE_TEST_TIMEOUT_MS = 20_000;
 
+/** Longest a check waits for the credential's rate budget (inside {@link SOURCE_TEST_TIMEOUT_MS}). */
+export const SOURCE_TEST_BUDGET_WAIT_MS = 3_000;
+
 function usesCredentials(config: unknown): boolean {
   return secretReferences(config).length > 0;
 }
@@ -136,14 +142,26 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       return { limit, remaining, resetAt };
     },
   };
-  // Secrets bound to their origins, checked per request, and scrubbed from whatever is answered.
-  const bound = connectorSecrets(deps, source.sourceId, observing);
+  const signal = AbortSignal.timeout(SOURCE_TEST_TIMEOUT_MS);
+  // Like a run's, the check's request spends the credential's rate budget; a check is not worth a
+  // long wait, so a budget spent for longer than a short pause is reported, not waited out.
+  const budgeted = spendingFetch(connector, config, {
+    deps: { ...deps, fetch: observing },
+    log: deps.logger,
+    ensureOwned: () => signal.throwIfAborted(),
+    sleep: deps.retry.sleep,
+    budget: { arrived: undefined, pending: undefined },
+    maxInlineWaitMs: SOURCE_TEST_BUDGET_WAIT_MS,
+  });
+  // Secrets bound to their origins, checked per request, and scrubbed from whatever is answered;
+  // a request refused for its secret spends no budget.
+  const bound = connectorSecrets(deps, source.sourceId, budgeted);
   try {
     const page = await connector.fetchPage(config, null, {
       fetch: bound.fetch,
       secrets: bound.secrets,
       since: null,
-      signal: AbortSignal.timeout(SOURCE_TEST_TIMEOUT_MS),
+      signal,
     });
     const results = page.items.map((raw) => connector.normalize(config, raw));
     const first = results.find((r) => r.ok);
@@ -160,7 +178,10 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       problem: null,
     };
   } catch (error) {
-    const classification = connector.classify(error, deps.clock.now());
+    const classification =
+      error instanceof RateBudgetWaitError
+        ? { errorClass: 'transient' as const, reason: error.message }
+        : connector.classify(error, deps.clock.now());
     const status = last?.status ?? null;
     const refused = (status === 401 || status === 403) && classification.errorClass === 'permanent';
     return {

@@ -1,5 +1,6 @@
 import type { Problem } from '../api/problems.js';
 import { parseJson } from '../json/lossless.js';
+import { checkApiUrl } from './api-url.js';
 import { fetchSend, type HttpAnswer, nodeHttpSend } from './http.js';
 import type { RequestSigner } from './sigv4.js';
 import { CLI_VERSION } from './version.js';
@@ -28,6 +29,8 @@ export interface ApiClientOptions {
   readonly endpoint: string;
   readonly signer?: RequestSigner;
   readonly fetch?: typeof fetch;
+  /** Where the endpoint came from (`--endpoint`, `HARVESTER_API_URL`, the default), for hints. */
+  readonly endpointFrom?: string;
 }
 
 /** A thin client of the admin API. */
@@ -78,7 +81,11 @@ export class ApiClient {
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       throw new ApiUnreachableError(
-        `cannot reach the API at ${this.endpoint.origin}: ${cause?.code ?? cause?.message ?? String(error)}`,
+        unreachableMessage(
+          this.endpoint,
+          cause?.code ?? cause?.message ?? String(error),
+          this.options.endpointFrom,
+        ),
       );
     }
     const text = await response.text();
@@ -104,6 +111,26 @@ export class ApiClient {
   }
 }
 
+/**
+ * Why the API could not be reached, and what to do: a refused loopback port almost always means
+ * `harvester local` is not running (or listens elsewhere); a remote name that does not resolve
+ * is a mistyped URL.
+ */
+export function unreachableMessage(endpoint: URL, code: string, from = '--endpoint'): string {
+  const lines = [`cannot reach the API at ${endpoint.origin} (${code}); the URL is from ${from}`];
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(endpoint.hostname);
+  if (code === 'ECONNREFUSED' && loopback)
+    lines.push(
+      '  is `harvester local` running? Start it in another terminal: npx harvester local',
+      '  it prints the URL it listens on (export HARVESTER_API_URL=…); pass that URL with --endpoint or export it',
+    );
+  else if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    lines.push(
+      '  check the URL: a deployed stack prints it as its ApiUrl output (aws cloudformation describe-stacks --query "Stacks[0].Outputs")',
+    );
+  return lines.join('\n');
+}
+
 function safeMessage(text: string): string | undefined {
   try {
     const parsed = JSON.parse(text) as { message?: unknown };
@@ -124,17 +151,13 @@ export async function createApiClient(
   endpoint: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ApiClient> {
-  const base = endpoint ?? env.HARVESTER_API_URL ?? DEFAULT_ENDPOINT;
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new ApiUnreachableError(
-      `"${base}" is not a URL; pass --endpoint https://… or set HARVESTER_API_URL`,
-    );
-  }
-  if (url.protocol !== 'https:') return new ApiClient({ endpoint: base });
+  const origin =
+    endpoint !== undefined ? '--endpoint' : env.HARVESTER_API_URL ? 'HARVESTER_API_URL' : undefined;
+  const base = endpoint ?? (env.HARVESTER_API_URL || DEFAULT_ENDPOINT);
+  const url = origin ? checkApiUrl(base, origin) : new URL(base);
+  const from = origin ?? 'the default (no --endpoint, no HARVESTER_API_URL)';
+  if (url.protocol !== 'https:') return new ApiClient({ endpoint: base, endpointFrom: from });
   const { regionOfEndpoint, sigV4Signer } = await import('./sigv4.js');
   const region = regionOfEndpoint(url) ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  return new ApiClient({ endpoint: base, signer: sigV4Signer(region) });
+  return new ApiClient({ endpoint: base, endpointFrom: from, signer: sigV4Signer(region) });
 }

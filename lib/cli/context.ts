@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
 import { type ApiClient, createApiClient, DEFAULT_ENDPOINT } from './client.js';
+import { CliUsageError } from './errors.js';
 import type { Io } from './output.js';
 
-/** A mistake in the command line the API never sees (unreadable --config, a bad --schedule). */
-export class CliUsageError extends Error {
-  override readonly name = 'CliUsageError';
-}
+export { CliUsageError } from './errors.js';
 
 /** What every API command needs: the client, the output and whether to print JSON. */
 export interface CommandContext {

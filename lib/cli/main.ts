@@ -9,8 +9,10 @@ import { registerFakeSourceCommand } from './commands/fake-source.js';
 import { registerItemCommands } from './commands/items.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
+import { registerSecretCommands } from './commands/secrets.js';
 import { registerSourceCommands } from './commands/sources.js';
 import { CliUsageError, pasteableCommand } from './context.js';
+import { examples } from './help.js';
 import { type Io, PROCESS_IO, printProblem } from './output.js';
 import { CLI_VERSION } from './version.js';
 
@@ -41,8 +43,18 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
         if (!options.json) write(s);
       },
     })
-    .exitOverride();
+    .exitOverride()
+    .addHelpText(
+      'after',
+      examples(
+        'local   # in another terminal: the whole stack on this machine',
+        'sources put acme --connector rest-json --config @acme.json --schedule "rate(1 hour):incremental"',
+        'runs start acme --mode full --watch',
+        '--endpoint https://abc123.execute-api.eu-west-1.amazonaws.com/prod sources list',
+      ),
+    );
   registerSourceCommands(program, io);
+  registerSecretCommands(program, io);
   registerRunCommands(program, io);
   registerDlqCommands(program, io);
   registerItemCommands(program, io);

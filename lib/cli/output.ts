@@ -8,10 +8,12 @@ import { PARTITION_STATES } from '../run/model.js';
 export interface Io {
   readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   readonly err: NodeJS.WritableStream;
+  /** Where questions are answered (`sources delete` asks on a terminal); none: nobody to ask. */
+  readonly in?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** The process's own streams. */
-export const PROCESS_IO: Io = { out: process.stdout, err: process.stderr };
+export const PROCESS_IO: Io = { out: process.stdout, err: process.stderr, in: process.stdin };
 
 /** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout). */
 export function printJson(io: Io, value: unknown): void {

@@ -116,16 +116,22 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * The closing line of a watch, and whether the run ended well: succeeded (possibly with dead
- * letters) — except a retry-failed run that fixed nothing of what it retried, which is reported
- * as not ok so a script notices.
+ * The closing line of a watch, and whether the run ended well — the words and the exit code
+ * agree. A run ends well when it succeeded; a retry-failed run only when nothing it retried still
+ * fails (a script running `dlq retry --watch && next` must not go on with dead letters left), and
+ * then its line says "finished … but N still fail" rather than "succeeded".
  */
 export function outcomeOf(run: RunView): { line: string; ok: boolean } {
   const failure = run.failure ? ` (${run.failure.reason}: ${run.failure.message})` : '';
   const duration = run.durationSeconds === null ? '' : ` in ${humanDuration(run.durationSeconds)}`;
-  const fixedNothing = run.mode === 'dlq_retry' && run.progress.processed === 0 && run.errorCount > 0;
+  const stillFailing = run.mode === 'dlq_retry' && run.state === 'succeeded' ? run.errorCount : 0;
+  if (stillFailing > 0)
+    return {
+      line: `run ${run.runId} finished${duration} but ${stillFailing} dead ${stillFailing === 1 ? 'letter still fails' : 'letters still fail'}: ${run.summary}`,
+      ok: false,
+    };
   return {
     line: `run ${run.runId} ${run.state}${duration}: ${run.summary}${failure}`,
-    ok: run.state === 'succeeded' && !fixedNothing,
+    ok: run.state === 'succeeded',
   };
 }

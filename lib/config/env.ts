@@ -81,6 +81,13 @@ export const EnvSchema = z.object({
    * fewer or more, up to 64). 1: runs are never split.
    */
   MAX_PARTITIONS_PER_RUN: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * One source's share of the page workers: a run is split into at most this many partitions
+   * (page chains, each with at most one page in a worker at a time), whatever its start asks, so
+   * one source cannot take every worker slot. The stack sets it below the worker concurrency.
+   * Unset (the local runtime): no cap beyond the partition bound.
+   */
+  MAX_WORKERS_PER_SOURCE: z.coerce.number().int().min(1).max(1_000).optional(),
   /** A partition should hold at least this many entities: smaller runs are split less, or not at all. */
   MIN_ENTITIES_PER_PARTITION: z.coerce.number().int().min(1).default(250),
   /**
@@ -159,6 +166,8 @@ export interface HarvesterConfig {
   readonly startRunDlqArn: string | undefined;
   readonly maxPagesPerRun: number;
   readonly maxPartitionsPerRun: number;
+  /** `MAX_WORKERS_PER_SOURCE`; undefined: no cap beyond the partition bound. */
+  readonly maxWorkersPerSource: number | undefined;
   readonly minEntitiesPerPartition: number;
   /** `MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`; 0: no cap. */
   readonly maxConcurrentRequestsPerCredential: number;
@@ -222,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     startRunDlqArn: e.START_RUN_DLQ_ARN,
     maxPagesPerRun: e.MAX_PAGES_PER_RUN,
     maxPartitionsPerRun: e.MAX_PARTITIONS_PER_RUN,
+    maxWorkersPerSource: e.MAX_WORKERS_PER_SOURCE,
     minEntitiesPerPartition: e.MIN_ENTITIES_PER_PARTITION,
     maxConcurrentRequestsPerCredential: e.MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL,
     watermarkLookbackSeconds: e.WATERMARK_LOOKBACK_SECONDS,

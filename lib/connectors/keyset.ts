@@ -1,10 +1,13 @@
 import { ClassifiedError } from '../retry/errors.js';
 import { compactId, idSet } from '../run/compact-ids.js';
 import type { Normalized, TimeWindow } from './contract.js';
-import { atPrecision, type SincePrecision } from './source-timing.js';
+import type { ListedKey } from './listed-key.js';
+import { type SinceBound, type SincePrecision, sinceFor } from './source-timing.js';
 import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
 import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
+
+export type { ListedKey };
 
 /**
  * Keyset positions for streams ordered by modification time.
@@ -102,6 +105,13 @@ export interface KeysetPosition {
 }
 
 const PREFIX = 'ks1.';
+
+/**
+ * The time before every record: where a stretch read by position starts when the stream's very
+ * first page came back empty with a continuation. Listed again from here, and held here when the
+ * listings differ, so the next run reads the whole stream.
+ */
+const START_OF_TIME = '1970-01-01T00:00:00.000Z';
 
 /**
  * The first position of a run: its `since` (null: the whole stream, and no `since` sent at all).
@@ -209,11 +219,6 @@ function isCheck(value: unknown): boolean {
   );
 }
 
-/** One listed record as the keyset sees it: its key when it normalizes, else its ref (if any). */
-export type ListedKey =
-  | { readonly ok: true; readonly id: string; readonly at: string }
-  | { readonly ok: false; readonly ref: string | null };
-
 /**
  * The key of a raw record, through the connector's own normalization. A record that does not
  * normalize and has no readable id gets its content's ref (`./unidentified.ts`) when `raw` is given.
@@ -256,6 +261,11 @@ export interface ListingOptions {
    * time come before the key in listing order: already delivered, skipped.
    */
   readonly precision?: SincePrecision;
+  /**
+   * With `'exclusive'`, the page was asked one precision unit before the position's time (see
+   * `sinceFor`), and records listed before the key are skipped the same way.
+   */
+  readonly bound?: SinceBound;
 }
 
 /**
@@ -277,7 +287,7 @@ export function advance(
   sourceNext: string | null,
   continuation: ListingOptions = {},
 ): KeysetStep {
-  refuseUnsorted(position.at, keys, continuation.precision);
+  refuseUnsorted(position.at, keys, continuation);
   if (position.check !== undefined)
     return checkStep(position, position.check, keys, sourceNext, continuation);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
@@ -333,12 +343,14 @@ export function advance(
     // What the stretch read by position served, from its first page (`since=at`) on, each member once.
     const greatest =
       order !== undefined || tieAt === null ? order?.last : tieOrder(keys, tieAt, undefined, true).last;
+    // An empty page at the very start of the stream: the stretch starts before any record.
+    const from = tieAt ?? (keys.length === 0 ? START_OF_TIME : null);
     const stretch =
-      tieAt === null
+      from === null
         ? {}
         : {
             stretch: {
-              from: tieAt,
+              from,
               tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, tallied, null).tally,
               ...(greatest === undefined ? {} : { last: greatest }),
             },
@@ -367,9 +379,9 @@ export function advance(
   return { deliver, ...leaveStretch(position, tallied, last, next) };
 }
 
-function refuseUnsorted(at: string | null, keys: readonly ListedKey[], precision?: SincePrecision): void {
+function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: ListingOptions): void {
   if (at === null) return;
-  const asked = atPrecision(at, precision);
+  const asked = sinceFor(at, listing.precision, listing.bound);
   const older = keys.find((key) => key.ok && key.at < asked);
   if (older?.ok) {
     throw new ClassifiedError(

@@ -105,10 +105,13 @@ export function redactCursor(cursor: string): string {
 
 /**
  * Free text (a dead letter's excerpt of a payload) with every absolute URL in it redacted as
- * {@link redactUrl} does, the rest kept.
+ * {@link redactUrl} does, and every connector-wrapped cursor as {@link redactCursor} does; the
+ * rest kept.
  */
 export function redactUrlsIn(text: string): string {
-  return text.replace(/https?:\/\/[^\s"'<>\\]+/gi, (url) => redactUrl(url));
+  return text
+    .replace(/https?:\/\/[^\s"'<>\\]+/gi, (url) => redactUrl(url))
+    .replace(/\b[a-z]+\d+\.[\w-]{8,}/g, (wrapped) => redactCursor(wrapped));
 }
 
 /** The base64url JSON inside an envelope with its strings redacted; undefined if it is not JSON. */

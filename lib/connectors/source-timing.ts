@@ -30,6 +30,34 @@ export type SincePrecision = 'ms' | 's';
  */
 export const sincePrecision = z.enum(['ms', 's']).optional();
 
+/** Whether a source's `since` filter lists records modified at exactly the time given. */
+export type SinceBound = 'inclusive' | 'exclusive';
+
+/**
+ * `'exclusive'` for a `since` filter that lists only records modified strictly after the time
+ * given, as Stripe's `created[gt]` and Zendesk's incremental `start_time` do. Absent: `'inclusive'`.
+ */
+export const sinceBound = z.enum(['inclusive', 'exclusive']).optional();
+
+/**
+ * The time to send as `since` for the records modified at or after `iso`: cut to `precision`,
+ * and for an exclusive filter one unit of it (a millisecond, or a second) earlier. The listing
+ * may then hold records before `iso`, which a keyed run skips as before its key.
+ *
+ * @example sinceFor('2026-03-01T00:00:01.500Z', 's', 'exclusive') // '2026-03-01T00:00:00.000Z'
+ */
+export function sinceFor(
+  iso: string,
+  precision: SincePrecision | undefined,
+  bound: SinceBound | undefined,
+): string {
+  const cut = atPrecision(iso, precision);
+  if (bound !== 'exclusive') return cut;
+  const ms = Date.parse(cut);
+  if (Number.isNaN(ms)) return cut;
+  return new Date(ms - (precision === 's' ? 1_000 : 1)).toISOString();
+}
+
 /** `iso` cut down to `precision` (whole seconds: the milliseconds dropped). Not an ISO time: as it is. */
 export function atPrecision(iso: string, precision: SincePrecision | undefined): string {
   if (precision !== 's') return iso;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ListedKey } from './keyset.js';
+import type { ListedKey } from './listed-key.js';
 
 /**
  * Checking that a stretch of a listing read by position was read whole (see `./keyset.ts`).

@@ -1,4 +1,4 @@
-import type { ListedKey } from './keyset.js';
+import type { ListedKey } from './listed-key.js';
 
 /**
  * Members of a tie group that a listing by position serves twice (see `./keyset.ts`).

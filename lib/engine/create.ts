@@ -119,6 +119,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
       maxInlineBudgetWaitMs: options.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
       watermarkLookbackMs: config.watermarkLookbackSeconds * 1_000,
       maxPartitions: config.maxPartitionsPerRun,
+      ...(config.maxWorkersPerSource ? { maxWorkersPerSource: config.maxWorkersPerSource } : {}),
       minEntitiesPerPartition: config.minEntitiesPerPartition,
     },
     ...(options.hooks ? { hooks: options.hooks } : {}),

@@ -93,6 +93,8 @@ export interface EngineDeps {
     readonly watermarkLookbackMs: number;
     /** Default bound on a run's partitions (`MAX_PARTITIONS_PER_RUN`); 1: never split. */
     readonly maxPartitions: number;
+    /** Most partitions any run is split into: its source's share of the workers (`MAX_WORKERS_PER_SOURCE`). */
+    readonly maxWorkersPerSource?: number;
     /** Fewest entities worth a partition (`MIN_ENTITIES_PER_PARTITION`). */
     readonly minEntitiesPerPartition: number;
   };

@@ -32,19 +32,26 @@ export function wantsPartitions(context: StepContext): boolean {
     run.mode === 'full' || (run.mode === 'incremental' && effectiveSince(connector, params) === null);
   if (!readsWholeStream) return false;
   if (!connector.manifestFor(config).orderedByModifiedTime) return false;
-  return (
-    partitionBound(params.partitions, deps.limits.maxPartitions, concurrentRequestsPerCredential(deps)) > 1
+  return partitionBound(params.partitions, deps.limits.maxPartitions, partitionCap(deps)) > 1;
+}
+
+/**
+ * The most partitions any run gets, whatever its start asks: more than the credential's requests
+ * in flight would only queue for them, and more than the source's share of the page workers
+ * would let one source's run hold every worker slot (each partition keeps at most one page in a
+ * worker at a time).
+ */
+function partitionCap(deps: StepContext['deps']): number {
+  return Math.min(
+    concurrentRequestsPerCredential(deps),
+    deps.limits.maxWorkersPerSource ?? Number.POSITIVE_INFINITY,
   );
 }
 
 /** Plans the run's partitions and sends each one's first page; see the module comment. */
 export async function planPartitions(context: StepContext): Promise<StepResult> {
   const { deps, run, connector, config, params, log } = context;
-  const maxWindows = partitionBound(
-    params.partitions,
-    deps.limits.maxPartitions,
-    concurrentRequestsPerCredential(deps),
-  );
+  const maxWindows = partitionBound(params.partitions, deps.limits.maxPartitions, partitionCap(deps));
   const since = effectiveSince(connector, params);
   const outcome = await retryOwned(context, () =>
     connector.planWindows!(

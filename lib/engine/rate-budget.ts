@@ -3,7 +3,8 @@ import { credentialKey } from '../budget/credential.js';
 import { readBudget } from '../budget/headers.js';
 import type { BudgetPolicy, Observation, Slot } from '../budget/pacing.js';
 import { RELIABILITY } from '../config/constants.js';
-import type { CredentialScope } from '../connectors/contract.js';
+import type { Connector, CredentialScope } from '../connectors/contract.js';
+import type { HarvesterLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import { ClassifiedError } from '../retry/errors.js';
 import type { BudgetLabel, RateBudgetStore } from '../store/rate-budgets.js';
@@ -47,7 +48,7 @@ export function concurrentRequestsPerCredential(deps: Pick<EngineDeps, 'limits'>
 }
 
 /** What one step remembers about its budget: the slot its message brought, the slot a wait reserved. */
-interface StepBudget {
+export interface StepBudget {
   /** A reservation the page was deferred with; the step's first request uses it. */
   arrived: Slot | undefined;
   /** The reservation of the wait that defers this step; the deferral carries it on the message. */
@@ -115,22 +116,55 @@ export function ownedSleep(context: StepContext): (ms: number) => Promise<void> 
 const BUSY_POLL_MS = { min: 25, max: 250 } as const;
 
 /**
+ * Whoever spends a credential's budget: a page step, or the API's connection check of a source.
+ */
+export interface BudgetSpender {
+  readonly deps: EngineDeps;
+  readonly log: HarvesterLogger;
+  /** Throws when the spender must stop waiting (a fenced step, a check out of time). */
+  ensureOwned(): void;
+  sleep(ms: number): Promise<void>;
+  /** The slot the spender arrived with, and the one a wait too long to sleep reserved. */
+  readonly budget: StepBudget;
+  /** Longest budget wait slept; a longer one throws {@link RateBudgetWaitError}. */
+  readonly maxInlineWaitMs: number;
+}
+
+/**
  * The step's `fetch`, spending the credential's budget; the plain `fetch` when the connector
  * declares no credential or no budget store is wired.
  */
 export function budgetedFetch(context: StepContext): typeof fetch {
-  const { deps, connector, config } = context;
+  return spendingFetch(context.connector, context.config, {
+    deps: context.deps,
+    log: context.log,
+    ensureOwned: () => context.ensureOwned(),
+    sleep: ownedSleep(context),
+    budget: stepBudget(context),
+    maxInlineWaitMs: context.deps.limits.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
+  });
+}
+
+/**
+ * `deps.fetch` spending the budget of the credential `connector` declares for `config`: a take
+ * before each request, a settle after it; the plain `fetch` when the connector declares no
+ * credential or no budget store is wired.
+ */
+export function spendingFetch(
+  connector: Connector<unknown>,
+  config: unknown,
+  context: BudgetSpender,
+): typeof fetch {
+  const { deps } = context;
   const scope = connector.credential?.(config) ?? null;
   const store = deps.budgets;
   if (!scope || !store) return deps.fetch;
   const key = credentialKey({ connector: connector.manifest.name, ...scope });
   const label: BudgetLabel = { connector: connector.manifest.name, origin: scope.origin };
   const policy = policyOf(deps, scope);
-  const budget = stepBudget(context);
-  const sleep = ownedSleep(context);
 
   return async (input, init) => {
-    const leaseId = await acquire(context, store, key, label, policy, budget, sleep);
+    const leaseId = await acquire(context, store, key, label, policy);
     let response: Response;
     try {
       response = await deps.fetch(input, init);
@@ -153,15 +187,13 @@ export function budgetedFetch(context: StepContext): typeof fetch {
 
 /** Takes a request from the budget, waiting (or deferring) as it says; returns the lease to release. */
 async function acquire(
-  context: StepContext,
+  context: BudgetSpender,
   store: RateBudgetStore,
   key: string,
   label: BudgetLabel,
   policy: BudgetPolicy,
-  budget: StepBudget,
-  sleep: (ms: number) => Promise<void>,
 ): Promise<string> {
-  const { deps } = context;
+  const { deps, budget, sleep } = context;
   const leaseId = randomUUID();
   let reservation = budget.arrived;
   budget.arrived = undefined;
@@ -187,7 +219,7 @@ async function acquire(
       deps.metrics.count(METRIC.budgetWaits);
       deps.metrics.seconds(METRIC.budgetWaitSeconds, Math.max(0, waitMs) / 1_000);
     }
-    if (waitMs > (deps.limits.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs)) {
+    if (waitMs > context.maxInlineWaitMs) {
       budget.pending = result.kind === 'reserved' ? result.slot : undefined;
       throw new RateBudgetWaitError(until, budget.pending ?? null);
     }
@@ -216,7 +248,7 @@ async function take(
 
 /** Releases the lease and learns the response; a failure here costs only a lease that expires on its own. */
 async function settle(
-  context: StepContext,
+  context: BudgetSpender,
   store: RateBudgetStore,
   key: string,
   label: BudgetLabel,

@@ -4,7 +4,10 @@ import { runParamsHash } from '../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
 import { pageMessage, sendPage } from './handoff.js';
+import type { RunParams } from './run-params.js';
 import { startingPoint, streamHash } from './watermark.js';
+
+export type { RunParams };
 
 /** A request to start a run. */
 export interface StartRunInput {
@@ -18,35 +21,6 @@ export interface StartRunInput {
    * Most partitions the run may be split into (default: the stack's `MAX_PARTITIONS_PER_RUN`);
    * 1: read as one stream. Only runs whose connector can plan windows are ever split.
    */
-  readonly partitions?: number;
-}
-
-/** The parameters a run records at its start, which stay fixed for its whole life. */
-export interface RunParams extends Record<string, unknown> {
-  /** Incremental runs: the source watermark when the run started, moved back by the lookback. */
-  readonly since: string | null;
-  /** Incremental runs: the source watermark when the run started (the run's watermark never goes below it). */
-  readonly watermark?: string | null;
-  /** Hash of the stream `since` was chosen for: a restart that adopts another stream drops `since`. */
-  readonly stream?: string;
-  readonly scope: unknown;
-  /** The source's config hash at start: a resume compares it (`params_changed`). */
-  readonly configHash: string;
-  /**
-   * The connector and its parsed config, fixed for the run's life: a source reconfigured while
-   * the run is alive does not change a stream half-way; the reaper adopts a new config only
-   * when it restarts the run from scratch (`params_changed`).
-   */
-  readonly connector?: string;
-  readonly config?: Record<string, unknown>;
-  /**
-   * The API's MAC over the source id, connector and `config` as the source row holds them
-   * (lib/engine/config-trust.ts): the worker resolves no secret for a snapshot whose MAC fails.
-   */
-  readonly configMac?: string;
-  /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
-  readonly deadLettersBefore?: number;
-  /** Most partitions the run may be split into, when the start asked for a bound. */
   readonly partitions?: number;
 }
 

@@ -3,7 +3,7 @@ import { stableHash } from '../run/hash.js';
 import type { RunMode, SyncRun } from '../run/model.js';
 import type { SourceRecord, SourceWatermark } from '../store/sources.js';
 import type { EngineDeps } from './deps.js';
-import type { RunParams } from './start-run.js';
+import type { RunParams } from './run-params.js';
 
 /**
  * Watermark rules.

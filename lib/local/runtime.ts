@@ -6,7 +6,8 @@ import type { EngineDeps } from '../engine/deps.js';
 import { drainDeadMessage } from '../engine/drain.js';
 import { handlePageRecord } from '../engine/page-batch.js';
 import { type ReapReport, reap } from '../engine/reaper.js';
-import { LOCAL_START_RUN_ARN, startScheduledRun } from '../queue/source-schedules.js';
+import { startScheduledRun } from '../engine/scheduled-start.js';
+import { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';
 import type { ResolvedResources } from '../resources/bootstrap.js';
 
 export { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';

@@ -233,34 +233,6 @@ export class ItemStore {
     }
   }
 
-  /**
-   * Tombstones every live item of a source that the reconciliation run `runId` did not see.
-   * Conditional on the item still being unseen, so an entity loaded concurrently is never
-   * tombstoned. Returns the ids tombstoned.
-   */
-  async tombstoneUnseen(sourceId: string, runId: string, now: number): Promise<string[]> {
-    const tombstoned: string[] = [];
-    for (const item of await this.listAll(sourceId)) {
-      if (item.lastSeenRunId === runId || item.tombstonedAt !== undefined) continue;
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { sourceId, entityId: item.entityId },
-            UpdateExpression: TOMBSTONE_UPDATE,
-            ConditionExpression:
-              'attribute_exists(entityId) AND (attribute_not_exists(lastSeenRunId) OR lastSeenRunId <> :runId) AND attribute_not_exists(tombstonedAt)',
-            ExpressionAttributeValues: this.tombstoneValues(now, runId),
-          }),
-        );
-        tombstoned.push(item.entityId);
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
-    }
-    return tombstoned;
-  }
-
   async get(sourceId: string, entityId: string): Promise<StoredItem | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { sourceId, entityId }, ConsistentRead: true }),

@@ -1,7 +1,12 @@
 import type { SyncRun } from '../../lib/run/model.js';
 import { lastProgressAt } from '../../lib/run/silence.js';
 import type { ChaosEnv } from './chaos-env.js';
-import type { Reap } from './supervisor.js';
+
+/** One reaper action on the watched run. */
+export interface Reap {
+  readonly verdict: string;
+  readonly action: string;
+}
 
 /** The pauses of one run: deferrals the supervisor waited out by moving the trial's clock. */
 export interface PauseRecord {

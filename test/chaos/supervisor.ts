@@ -4,7 +4,10 @@ import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import { InFlightLedger, type InFlightSample } from './in-flight.js';
-import { PausePlayer, type PauseRecord } from './pauses.js';
+import { PausePlayer, type PauseRecord, type Reap } from './pauses.js';
+
+export type { Reap };
+
 import type { BacklogFault, KillFault, StormFault, TrialPlan, ZombieFault } from './plan.js';
 import { type StormRecord, StormWatch } from './storm.js';
 import { type ZombieRecord, ZombieWatch } from './zombie.js';
@@ -24,12 +27,6 @@ const STORM_DEADLINE_MS = 30_000;
 const SILENCE_MS = RELIABILITY.silenceThresholdMs + 1_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One reaper action on the watched run. */
-export interface Reap {
-  readonly verdict: string;
-  readonly action: string;
-}
 
 /** What happened to one run while it was watched. */
 export interface RunRecord {

@@ -243,6 +243,31 @@ describe('harvester CLI', () => {
     expect(after.config).toEqual(before.config);
   });
 
+  it("secrets bind binds a source's secrets to origins, secrets show shows them, and bind's help has an example", async () => {
+    const bound = await cli(
+      'secrets',
+      'bind',
+      'cli-bound',
+      '--secret',
+      `ssm:/harvester/cli-bound/token=${fake.url},https://api.example.com`,
+    );
+    const shown = await cli('secrets', 'show', 'cli-bound', '--json');
+    const help = await cli('secrets', 'bind', '--help');
+
+    expect(bound.stderr).toBe('');
+    expect(bound.stdout).toContain(`ssm:/harvester/cli-bound/token → ${fake.url}, https://api.example.com`);
+    expect(JSON.parse(shown.stdout).bindings).toEqual({
+      'ssm:/harvester/cli-bound/token': [fake.url, 'https://api.example.com'],
+    });
+    expect(help.stdout).toMatch(/Example:\n\s+\$ harvester secrets bind acme/);
+  });
+
+  it('secrets bind refuses a --secret without origins, naming the form it wants', async () => {
+    const res = await cli('secrets', 'bind', 'cli-bound', '--secret', 'ssm:/harvester/cli-bound/token');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('must be <reference>=<origin>');
+  });
+
   it('sources test fetches one page and shows a sample entity', async () => {
     const res = await cli('sources', 'test', 'cli-src');
     expect(res.code).toBe(0);
@@ -287,10 +312,13 @@ describe('harvester CLI', () => {
     expect(help).toBeGreaterThan(0);
   });
 
-  it('fake-source prints ready rest-json and GitHub configs that work when pasted', async () => {
-    const child = spawn(process.execPath, [BIN, 'fake-source', '--port', '0', '--entities', '20'], {
-      env: { ...process.env, HARVESTER_API_URL: stack.apiUrl },
-    });
+  it('fake-source --api-url prints ready rest-json and GitHub configs for that API that work when pasted', async () => {
+    // The environment names another API: --api-url wins, as when `local` listens elsewhere.
+    const child = spawn(
+      process.execPath,
+      [BIN, 'fake-source', '--port', '0', '--entities', '20', '--api-url', stack.apiUrl],
+      { env: { ...process.env, HARVESTER_API_URL: 'http://127.0.0.1:1' } },
+    );
     let out = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no ready line: ${out}`)), 30_000);
@@ -306,6 +334,8 @@ describe('harvester CLI', () => {
       const lines = out.split('\n').filter((l) => l.trim().startsWith('npx harvester'));
       expect(lines).toHaveLength(2);
       expect(lines[1]).toContain('--connector github-issues');
+      for (const line of lines)
+        expect(line.trim()).toMatch(`npx harvester --endpoint ${stack.apiUrl} sources put`);
       // Paste the GitHub line (minus `npx harvester`, which the test runs directly).
       const github = lines[1]!.trim().replace(/^npx harvester /, '');
       const args = [...github.matchAll(/'[^']*'|\S+/g)].map((m) => m[0].replace(/^'|'$/g, ''));

@@ -3,6 +3,7 @@ import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { credentialKey } from '../../lib/budget/credential.js';
 import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
@@ -78,6 +79,57 @@ describe('a connection check', () => {
     } finally {
       await refusing.stop();
     }
+  });
+});
+
+describe("a connection check spends the credential's rate budget", () => {
+  let limited: FakeSource;
+  let key: string;
+  beforeAll(async () => {
+    limited = await startFakeSource({ entities: 5, seed: 3, profile: { invalidRecords: 0 } });
+    key = credentialKey({ connector: 'rest-json', origin: new URL(limited.url).origin, secretRef: null });
+  });
+  afterAll(() => limited.stop());
+
+  it('takes a request from the budget and settles it with what the source said', async () => {
+    await call('PUT', '/sources/check-budget', {
+      connector: 'rest-json',
+      config: fakeRestConfig(limited.url),
+    });
+
+    const res = await call('POST', '/sources/check-budget/test');
+
+    const budget = await deps.budgets!.read(key);
+    expect(res.json.ok).toBe(true);
+    expect(budget).toMatchObject({
+      limit: res.json.rateLimit.limit,
+      remaining: res.json.rateLimit.remaining,
+    });
+    expect(budget?.leases).toEqual({}); // the request's lease was released
+  });
+
+  it('sends nothing while the budget is spent, and says until when', async () => {
+    await call('PUT', '/sources/check-spent', {
+      connector: 'rest-json',
+      config: fakeRestConfig(limited.url),
+    });
+    const resetAt = Date.now() + 600_000;
+    await deps.budgets!.settle(
+      key,
+      { connector: 'rest-json', origin: new URL(limited.url).origin },
+      Date.now(),
+      { maxConcurrent: 0, leaseMs: 60_000 },
+      null,
+      { limit: 5_000, remaining: 0, resetAt },
+    );
+    const served = limited.stats().sourceRequests;
+
+    const res = await call('POST', '/sources/check-spent/test');
+
+    expect(limited.stats().sourceRequests).toBe(served);
+    expect(res.json).toMatchObject({ ok: false, request: { status: null } });
+    expect(res.json.problem).toMatchObject({ errorClass: 'transient' });
+    expect(res.json.problem.reason).toMatch(/rate budget is spent until/);
   });
 });
 

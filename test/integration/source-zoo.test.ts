@@ -14,7 +14,11 @@ import { assertZoo, zooSettings } from '../support/zoo/property.js';
  * this one draws fewer, each costing three runs (`ZOO_E2E_SOURCES=N` for more; docs/testing.md).
  */
 
-const { engine } = useEngineWithFakes('zoo', { heartbeatIntervalMs: 500 });
+// Full runs may be split (each drawn source bounds its own), also for sources this small.
+const { engine } = useEngineWithFakes('zoo', {
+  heartbeatIntervalMs: 500,
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '3' },
+});
 const settings = zooSettings(Number(process.env.ZOO_E2E_SOURCES ?? 16), {
   ...process.env,
   ZOO_SOURCES: process.env.ZOO_E2E_SOURCES,

@@ -108,12 +108,18 @@ describe('CLI option parsing', () => {
     expect(parseScheduleOption(value)).toEqual(schedule);
   });
 
-  it.each(['rate(6 hours)', 'cron(0 3 * * ? *)', 'rate(1 hour):everything'])(
+  it.each(['rate(6 hours)', 'cron(0 3 * * ? *)'])(
     'refuses --schedule %s: the mode is required, never assumed',
     (value) => {
       expect(() => parseScheduleOption(value)).toThrow('needs a mode after the expression');
     },
   );
+
+  it('refuses --schedule with a mode that is not one', () => {
+    expect(() => parseScheduleOption('rate(1 hour):everything')).toThrow(
+      '"everything" is not a mode (one of full, incremental, reconciliation, dlq_retry)',
+    );
+  });
 
   it('reads --config as inline JSON and refuses non-objects', () => {
     expect(readConfigOption('{"url":"http://x"}')).toEqual({ url: 'http://x' });

@@ -358,6 +358,31 @@ describe('a tie group listed by page numbers whose page size changes mid-run', (
     expect(ceiling).toBe(iso(1));
   });
 
+  it('lists the start of the stream again when its first page was empty, and holds the watermark at the start when the page size grew meanwhile', () => {
+    // Rows hidden after the limit empty the first page (Stripe, Slack); the source then serves
+    // pages of four where it served two, and page 2 skips rows 3–4 of the listing.
+    const hidden = new Set(['a', 'b']);
+    const rows = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((id, i) => ({ id, t: 10 + i, valid: true }));
+    const delivered: string[] = [];
+    let ceiling: string | null = null;
+    let position: KeysetPosition | null = decodePosition(null, null);
+    for (let request = 0; position !== null; request++) {
+      if (request > 50) throw new Error('the listing did not end');
+      const page = staticPage(rows, position, request === 0 ? 2 : 4);
+      const keys = page.keys.filter((k) => !(k.ok && hidden.has(k.id)));
+      const step = advance(position, keys, page.next);
+      keys.forEach((k, i) => {
+        if (step.deliver[i]) delivered.push(k.ok ? k.id : k.ref!);
+      });
+      ceiling = step.ceiling ?? ceiling;
+      position = step.next;
+    }
+    expect(delivered).not.toContain('c');
+    // The watermark cannot pass the start: the next run reads `c`.
+    expect(ceiling).not.toBeNull();
+    expect(ceiling! < iso(10)).toBe(true);
+  });
+
   it('holds the watermark when a member joins the group behind the position (edited within its second)', () => {
     // `b2` is listed between `b` and `c` from request 4 on: a re-served `c`, `d` must not hide it.
     const joined = [...records, { id: 'b2', t: 1, valid: true }];

@@ -61,6 +61,14 @@ describe('the README', () => {
     }
   });
 
+  it('has a code-layout row for every folder of lib/, and names no folder that is gone', () => {
+    const folders = readdirSync(join(ROOT, 'lib'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `lib/${entry.name}/`);
+    for (const folder of folders) expect(text).toContain(`| \`${folder}\``);
+    for (const [, named] of text.matchAll(/\| `(lib\/[a-z-]+\/)`/g)) expect(folders).toContain(named);
+  });
+
   it('names only stack settings that exist', () => {
     const settings = new Set<string>(Object.values(SETTINGS_CONTEXT));
     const used = [...text.matchAll(/(harvester:[A-Za-z]+)/g)].map((m) => m[1] as string);

@@ -82,6 +82,18 @@ describe('redactCursor', () => {
     expect(redactCursor(clean)).toBe(clean);
   });
 
+  it('redacts inside a connector-wrapped cursor quoted in free text (a drained message body)', () => {
+    const wrapped = encodePosition({
+      at: '2024-01-01T00:00:00Z',
+      ids: ['a'],
+      follow: 'https://h.example/p?sig=s3cr3t',
+    });
+    const shown = redactUrlsIn(JSON.stringify({ runId: 'r', cursor: wrapped }));
+    const inner = /ks1\.([\w-]+)/.exec(shown)?.[1] ?? '';
+    expect(Buffer.from(inner, 'base64url').toString()).toContain('sig=<redacted>');
+    expect(Buffer.from(inner, 'base64url').toString()).not.toContain('s3cr3t');
+  });
+
   it('redacts the URLs in free text and keeps the rest', () => {
     expect(redactUrlsIn('{"cursor":"https://h.example/p?key=k1&page=2","page":2}')).toBe(
       '{"cursor":"https://h.example/p?key=<redacted>&page=2","page":2}',

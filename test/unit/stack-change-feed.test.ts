@@ -23,11 +23,11 @@ const idOf = (stack: HarvesterStack, construct: { node: { defaultChild?: unknown
 describe('the change feed setting', () => {
   const on = synth({ 'harvester:changeFeed': 'true' });
   const items = () =>
-    on.template.findResources('AWS::DynamoDB::Table')[idOf(on.stack, on.stack.tables.items)]!;
+    on.template.findResources('AWS::DynamoDB::Table')[idOf(on.stack, on.stack.harvester.tables.items)]!;
 
   it('puts a new-image stream on the Items table and two pipes to the bus, one a detail type', () => {
     const pipes = Object.values(on.template.findResources('AWS::Pipes::Pipe'));
-    const streamArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.tables.items), 'StreamArn'] };
+    const streamArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.tables.items), 'StreamArn'] };
 
     expect(items().Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
     expect(pipes).toHaveLength(2);
@@ -42,7 +42,7 @@ describe('the change feed setting', () => {
     for (const pipe of pipes) {
       expect(pipe.Properties.Source).toEqual(streamArn);
       expect(pipe.Properties.Target).toEqual({
-        'Fn::GetAtt': [idOf(on.stack, on.stack.messaging.bus), 'Arn'],
+        'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.messaging.bus), 'Arn'],
       });
       const pattern = JSON.parse(pipe.Properties.SourceParameters.FilterCriteria.Filters[0].Pattern);
       expect(pattern.dynamodb.NewImage.lastWrite.S).toHaveLength(1);
@@ -50,8 +50,8 @@ describe('the change feed setting', () => {
   });
 
   it('gives each pipe a role that reads only this stream, invokes only the enrichment and puts only on this bus', () => {
-    const fnArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.changeFeed!.enrichment.fn), 'Arn'] };
-    for (const role of on.stack.changeFeed!.roles) {
+    const fnArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.changeFeed!.enrichment.fn), 'Arn'] };
+    for (const role of on.stack.harvester.changeFeed!.roles) {
       const roleId = idOf(on.stack, role);
       const statements = Object.values(on.template.findResources('AWS::IAM::Policy'))
         .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
@@ -61,15 +61,15 @@ describe('the change feed setting', () => {
       expect(statements.map((s) => [s.Action, s.Resource])).toEqual([
         [
           ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-          { 'Fn::GetAtt': [idOf(on.stack, on.stack.tables.items), 'StreamArn'] },
+          { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.tables.items), 'StreamArn'] },
         ],
         ['dynamodb:ListStreams', '*'],
         ['lambda:InvokeFunction', fnArn],
-        ['events:PutEvents', { 'Fn::GetAtt': [idOf(on.stack, on.stack.messaging.bus), 'Arn'] }],
+        ['events:PutEvents', { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.messaging.bus), 'Arn'] }],
       ]);
     }
     // The enrichment reads and writes nothing: its role has logs and tracing only.
-    const enrichmentRole = idOf(on.stack, on.stack.changeFeed!.enrichment.role);
+    const enrichmentRole = idOf(on.stack, on.stack.harvester.changeFeed!.enrichment.role);
     const actions = Object.values(on.template.findResources('AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles).includes(enrichmentRole))
       .flatMap((p) =>
@@ -89,7 +89,8 @@ describe('the change feed setting', () => {
     const off = synth({});
     const noPitr = synth({ 'harvester:itemsPointInTimeRecovery': 'false' });
     const itemsOf = (s: ReturnType<typeof synth>) =>
-      s.template.findResources('AWS::DynamoDB::Table')[idOf(s.stack, s.stack.tables.items)]!.Properties;
+      s.template.findResources('AWS::DynamoDB::Table')[idOf(s.stack, s.stack.harvester.tables.items)]!
+        .Properties;
 
     expect(off.template.findResources('AWS::Pipes::Pipe')).toEqual({});
     expect(itemsOf(off).StreamSpecification).toBeUndefined();

@@ -9,7 +9,7 @@ import {
   resolveSettings,
 } from '../../infra/settings.js';
 import { HarvesterStack } from '../../infra/stack.js';
-import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
+import { SOURCE_TEST_BUDGET_WAIT_MS, SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 
 // Pure settings resolution and the tables alone: no function bundling, so these stay fast.
 
@@ -37,6 +37,8 @@ describe('resolveSettings', () => {
       tracing: false,
       maxPartitionsPerRun: 16,
       minEntitiesPerPartition: 1000,
+      // Unless set, a source's share is half the workers, so one source never holds them all.
+      maxWorkersPerSource: 12,
     });
   });
 
@@ -86,6 +88,8 @@ describe('resolveSettings', () => {
     ['harvester:maxPartitionsPerRun', '65'],
     ['harvester:maxPartitionsPerRun', '0'],
     ['harvester:allowedSourceHosts', 42],
+    ['harvester:maxWorkersPerSource', '10'], // every worker of the default 10
+    ['harvester:maxWorkersPerSource', '0'],
   ])('rejects %s=%s', (key, value) => {
     expect(() => resolveSettings(new App({ context: { [key]: value } }))).toThrow(key);
   });
@@ -122,7 +126,7 @@ describe('source policy settings in the stack', () => {
         'ssm:/harvester/shared/x': ['https://x.example.com'],
       },
     });
-    const roleId = stack.getLogicalId(stack.pipeline.worker.role.node.defaultChild as CfnElement);
+    const roleId = stack.getLogicalId(stack.harvester.pipeline.worker.role.node.defaultChild as CfnElement);
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]);
@@ -141,12 +145,14 @@ describe('source policy settings in the stack', () => {
     });
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
     expect(functions).toHaveLength(5);
+    expect(DEFAULT_SETTINGS.maxWorkersPerSource).toBeLessThan(DEFAULT_SETTINGS.workerMaxConcurrency);
     for (const fn of functions) {
       expect(fn.Properties.Environment.Variables).toMatchObject({
         SOURCE_ALLOW_LOOPBACK: 'false',
         SOURCE_ALLOW_PRIVATE: 'false',
         SOURCE_ALLOWED_HOSTS: 'api.github.com',
         SHARED_SECRET_REFS: '{"ssm:/org/t":["https://api.github.com"]}',
+        MAX_WORKERS_PER_SOURCE: String(DEFAULT_SETTINGS.maxWorkersPerSource),
       });
     }
   });
@@ -155,6 +161,9 @@ describe('source policy settings in the stack', () => {
 describe('the connection check fits the API function', () => {
   it('gives up on the source well before the API function (and API Gateway) time out', () => {
     // Time to answer after the source gave up: a KMS verify, a binding read, the response.
-    expect(SOURCE_TEST_TIMEOUT_MS + 5_000).toBeLessThan(FUNCTION_TIMEOUT_SECONDS.api * 1_000);
+    // The budget wait is slept inside the check's timeout, but a sleep begun just before it ends runs out.
+    expect(SOURCE_TEST_TIMEOUT_MS + SOURCE_TEST_BUDGET_WAIT_MS + 5_000).toBeLessThan(
+      FUNCTION_TIMEOUT_SECONDS.api * 1_000,
+    );
   });
 });

@@ -44,7 +44,7 @@ const s3Statements = (statements: Statement[]) =>
 
 describe('sourceBuckets', () => {
   it('grants the worker ListBucket on each bucket and GetObject on its objects, nothing else in S3', () => {
-    const granted = s3Statements(statementsOf(stack.pipeline.worker.role));
+    const granted = s3Statements(statementsOf(stack.harvester.pipeline.worker.role));
     const text = JSON.stringify(granted);
     expect(granted.flatMap((s) => [s.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
     for (const bucket of ['acme-exports', 'acme.logs']) {
@@ -55,7 +55,7 @@ describe('sourceBuckets', () => {
   });
 
   it('pins every S3 grant to the stack account (s3:ResourceAccount), so a same-named bucket elsewhere is not read', () => {
-    const granted = s3Statements(statementsOf(stack.pipeline.worker.role)) as (Statement & {
+    const granted = s3Statements(statementsOf(stack.harvester.pipeline.worker.role)) as (Statement & {
       Condition?: unknown;
     })[];
     expect(granted.length).toBe(2);
@@ -66,16 +66,16 @@ describe('sourceBuckets', () => {
   });
 
   it('tells the worker the account that must own every bucket it reads (ExpectedBucketOwner on each request)', () => {
-    const workerId = stack.getLogicalId(stack.pipeline.worker.fn.node.defaultChild as CfnElement);
+    const workerId = stack.getLogicalId(stack.harvester.pipeline.worker.fn.node.defaultChild as CfnElement);
     const worker = template.findResources('AWS::Lambda::Function')[workerId];
     expect(worker?.Properties.Environment.Variables.SOURCE_BUCKET_OWNER).toEqual({ Ref: 'AWS::AccountId' });
   });
 
   it('grants no other function any S3 access', () => {
     for (const role of [
-      stack.pipeline.drain.role,
-      stack.adminApi.handler.role,
-      stack.scheduling.reaper.role,
+      stack.harvester.pipeline.drain.role,
+      stack.harvester.adminApi.handler.role,
+      stack.harvester.scheduling.reaper.role,
     ]) {
       expect(s3Statements(statementsOf(role))).toEqual([]);
     }

@@ -77,14 +77,15 @@ describe('DynamoDB tables', () => {
 });
 
 describe('page queue and DLQ', () => {
-  const queue = () => resourcesOf('AWS::SQS::Queue')[logicalId(stack.messaging.pageQueue)]!.Properties;
-  const dlq = () => resourcesOf('AWS::SQS::Queue')[logicalId(stack.messaging.pageDlq)]!.Properties;
+  const queue = () =>
+    resourcesOf('AWS::SQS::Queue')[logicalId(stack.harvester.messaging.pageQueue)]!.Properties;
+  const dlq = () => resourcesOf('AWS::SQS::Queue')[logicalId(stack.harvester.messaging.pageDlq)]!.Properties;
 
   it('redrives to the DLQ after at least five receives', () => {
     const redrive = queue().RedrivePolicy as { maxReceiveCount: number; deadLetterTargetArn: unknown };
     expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(5);
     expect(redrive.deadLetterTargetArn).toEqual({
-      'Fn::GetAtt': [logicalId(stack.messaging.pageDlq), 'Arn'],
+      'Fn::GetAtt': [logicalId(stack.harvester.messaging.pageDlq), 'Arn'],
     });
   });
 
@@ -94,11 +95,11 @@ describe('page queue and DLQ', () => {
   });
 
   it('hides a message for at least six worker timeouts', () => {
-    const workerTimeout = functionProps(stack.pipeline.worker.fn).Timeout as number;
+    const workerTimeout = functionProps(stack.harvester.pipeline.worker.fn).Timeout as number;
     expect(workerTimeout).toBe(WORKER_TIMEOUT_SECONDS);
     expect(queue().VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * workerTimeout);
     expect(dlq().VisibilityTimeout as number).toBeGreaterThanOrEqual(
-      functionProps(stack.pipeline.drain.fn).Timeout as number,
+      functionProps(stack.harvester.pipeline.drain.fn).Timeout as number,
     );
   });
 
@@ -106,7 +107,7 @@ describe('page queue and DLQ', () => {
     expect(queue().SqsManagedSseEnabled).toBe(true);
     expect(dlq().SqsManagedSseEnabled).toBe(true);
     expect(
-      resourcesOf('AWS::SQS::Queue')[logicalId(stack.scheduling.startRunDlq)]!.Properties
+      resourcesOf('AWS::SQS::Queue')[logicalId(stack.harvester.scheduling.startRunDlq)]!.Properties
         .SqsManagedSseEnabled,
     ).toBe(true);
     template.resourcePropertiesCountIs(
@@ -137,7 +138,7 @@ describe('functions', () => {
   });
 
   it('lets the page worker re-enqueue itself without Lambda cutting the loop', () => {
-    expect(functionProps(stack.pipeline.worker.fn)).toMatchObject({
+    expect(functionProps(stack.harvester.pipeline.worker.fn)).toMatchObject({
       RecursiveLoop: 'Allow',
       MemorySize: 512,
     });
@@ -158,10 +159,11 @@ describe('functions', () => {
   });
 
   it('gives the API the Scheduler role and the start-run target', () => {
-    const env = (functionProps(stack.adminApi.handler.fn).Environment as { Variables: object }).Variables;
+    const env = (functionProps(stack.harvester.adminApi.handler.fn).Environment as { Variables: object })
+      .Variables;
     expect(env).toMatchObject({
-      SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [logicalId(stack.scheduling.schedulerRole), 'Arn'] },
-      START_RUN_TARGET_ARN: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRun.fn), 'Arn'] },
+      SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.schedulerRole), 'Arn'] },
+      START_RUN_TARGET_ARN: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.startRun.fn), 'Arn'] },
     });
   });
 });
@@ -169,22 +171,24 @@ describe('functions', () => {
 describe('event source mappings', () => {
   it('feeds the worker small batches with partial failures and a concurrency bound', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(stack.pipeline.worker.fn) },
-      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.messaging.pageQueue), 'Arn'] },
+      FunctionName: { Ref: logicalId(stack.harvester.pipeline.worker.fn) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.harvester.messaging.pageQueue), 'Arn'] },
       BatchSize: Match.anyValue(),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });
     const worker = Object.values(resourcesOf('AWS::Lambda::EventSourceMapping')).find(
-      (esm) => (esm.Properties.FunctionName as { Ref: string }).Ref === logicalId(stack.pipeline.worker.fn),
+      (esm) =>
+        (esm.Properties.FunctionName as { Ref: string }).Ref ===
+        logicalId(stack.harvester.pipeline.worker.fn),
     );
     expect(worker?.Properties.BatchSize as number).toBeLessThanOrEqual(5);
   });
 
   it('drains the DLQ with partial batch failures', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(stack.pipeline.drain.fn) },
-      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.messaging.pageDlq), 'Arn'] },
+      FunctionName: { Ref: logicalId(stack.harvester.pipeline.drain.fn) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.harvester.messaging.pageDlq), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
   });
@@ -195,7 +199,7 @@ describe('schedules', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'rate(1 minute)',
       FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: { Arn: { 'Fn::GetAtt': [logicalId(stack.scheduling.reaper.fn), 'Arn'] } },
+      Target: { Arn: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.reaper.fn), 'Arn'] } },
     });
   });
 
@@ -208,7 +212,7 @@ describe('schedules', () => {
             Condition: {
               StringEquals: {
                 'aws:SourceAccount': Match.anyValue(),
-                'aws:SourceArn': { 'Fn::GetAtt': [logicalId(stack.scheduling.group), 'Arn'] },
+                'aws:SourceArn': { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.group), 'Arn'] },
               },
             },
           }),
@@ -239,11 +243,11 @@ describe('admin API', () => {
 });
 
 describe('run outcome notifications', () => {
-  const topicId = () => logicalId(stack.notifications.topic);
+  const topicId = () => logicalId(stack.harvester.notifications.topic);
 
   it('routes failed runs and runs with errors from the Harvester bus to the topic', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
-      EventBusName: { Ref: logicalId(stack.messaging.bus) },
+      EventBusName: { Ref: logicalId(stack.harvester.messaging.bus) },
       EventPattern: {
         source: ['harvester'],
         'detail-type': ['SyncRun Failed', 'SyncRun Succeeded With Errors'],
@@ -254,7 +258,7 @@ describe('run outcome notifications', () => {
 
   it('encrypts the topic with a rotating key and denies plain-HTTP publishing', () => {
     template.hasResourceProperties('AWS::SNS::Topic', {
-      KmsMasterKeyId: { 'Fn::GetAtt': [logicalId(stack.notifications.key), 'Arn'] },
+      KmsMasterKeyId: { 'Fn::GetAtt': [logicalId(stack.harvester.notifications.key), 'Arn'] },
     });
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
@@ -275,7 +279,10 @@ describe('alarms', () => {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Dimensions: [
-        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack.messaging.pageDlq), 'QueueName'] } },
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(stack.harvester.messaging.pageDlq), 'QueueName'] },
+        },
       ],
       ComparisonOperator: 'GreaterThanThreshold',
       Threshold: 0,
@@ -283,9 +290,9 @@ describe('alarms', () => {
   });
 
   it.each([
-    ['reaper errors', 'AWS/Lambda', 'Errors', () => stack.scheduling.reaper.fn],
-    ['worker errors', 'AWS/Lambda', 'Errors', () => stack.pipeline.worker.fn],
-    ['worker throttles', 'AWS/Lambda', 'Throttles', () => stack.pipeline.worker.fn],
+    ['reaper errors', 'AWS/Lambda', 'Errors', () => stack.harvester.scheduling.reaper.fn],
+    ['worker errors', 'AWS/Lambda', 'Errors', () => stack.harvester.pipeline.worker.fn],
+    ['worker throttles', 'AWS/Lambda', 'Throttles', () => stack.harvester.pipeline.worker.fn],
   ] as const)('watches %s', (_name, namespace, metric, fn) => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: namespace,
@@ -313,7 +320,7 @@ describe('alarms', () => {
   it('sends every alarm to the notification topic', () => {
     expect(alarms().length).toBeGreaterThanOrEqual(5);
     for (const alarm of alarms()) {
-      expect(alarm.AlarmActions).toEqual([{ Ref: logicalId(stack.notifications.topic) }]);
+      expect(alarm.AlarmActions).toEqual([{ Ref: logicalId(stack.harvester.notifications.topic) }]);
     }
   });
 
@@ -357,7 +364,7 @@ describe('IAM', () => {
   });
 
   it('lets the API manage schedules and pass only the Scheduler role, only to Scheduler', () => {
-    const api = policyOf(stack.adminApi.handler.role);
+    const api = policyOf(stack.harvester.adminApi.handler.role);
     expect(api.flatMap(actionsOf)).toEqual(
       expect.arrayContaining([
         'scheduler:CreateSchedule',
@@ -370,23 +377,23 @@ describe('IAM', () => {
     expect(api).toContainEqual(
       expect.objectContaining({
         Action: 'iam:PassRole',
-        Resource: { 'Fn::GetAtt': [logicalId(stack.scheduling.schedulerRole), 'Arn'] },
+        Resource: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.schedulerRole), 'Arn'] },
         Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       }),
     );
   });
 
   it('lets the worker create deferral schedules, and nothing more in Scheduler', () => {
-    const scheduler = policyOf(stack.pipeline.worker.role)
+    const scheduler = policyOf(stack.harvester.pipeline.worker.role)
       .flatMap(actionsOf)
       .filter((a) => a.startsWith('scheduler:'));
     expect(scheduler.sort()).toEqual(['scheduler:CreateSchedule']);
-    expect(policyOf(stack.pipeline.worker.role).flatMap(actionsOf)).toContain('iam:PassRole');
+    expect(policyOf(stack.harvester.pipeline.worker.role).flatMap(actionsOf)).toContain('iam:PassRole');
   });
 
   it('confines secret reads to the harvester/ prefix, and the cursor key to the API', () => {
     const cursorKey = JSON.stringify({
-      Ref: stack.getLogicalId(stack.adminApi.cursorKey.node.defaultChild as CfnElement),
+      Ref: stack.getLogicalId(stack.harvester.adminApi.cursorKey.node.defaultChild as CfnElement),
     });
     // (statement, resource) pairs: CDK merges statements with equal actions into one with several resources.
     const reads = (statementsOf: Statement[]) =>
@@ -399,7 +406,7 @@ describe('IAM', () => {
         );
     const all = reads(statements());
     expect(all.filter((r) => r === cursorKey)).toHaveLength(1);
-    expect(reads(policyOf(stack.adminApi.handler.role))).toContain(cursorKey);
+    expect(reads(policyOf(stack.harvester.adminApi.handler.role))).toContain(cursorKey);
     const secretReads = all.filter((r) => r !== cursorKey);
     expect(secretReads.length).toBeGreaterThan(0);
     for (const r of secretReads) expect(r).toMatch(/:(parameter\/|secret:)harvester\/\*/);
@@ -432,22 +439,22 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   const label = (resource: unknown): string => {
     const text = JSON.stringify(resource);
     const named: [string, string][] = [
-      ['syncRuns', logicalId(stack.tables.syncRuns)],
-      ['sources', logicalId(stack.tables.sources)],
-      ['deadLetters', logicalId(stack.tables.deadLetters)],
-      ['items', logicalId(stack.tables.items)],
-      ['rateBudgets', logicalId(stack.tables.rateBudgets)],
-      ['pageQueue', logicalId(stack.messaging.pageQueue)],
-      ['pageDlq', logicalId(stack.messaging.pageDlq)],
-      ['startRunDlq', logicalId(stack.scheduling.startRunDlq)],
-      ['bus', logicalId(stack.messaging.bus)],
-      ['topic', logicalId(stack.notifications.topic)],
-      ['key', logicalId(stack.notifications.key)],
-      ['schedulerRole', logicalId(stack.scheduling.schedulerRole)],
-      ['cursorKey', logicalId(stack.adminApi.cursorKey)],
-      ['configMacKey', logicalId(stack.configMac.key)],
-      ['startRunFunction', logicalId(stack.scheduling.startRun.fn)],
-      ['reaperFunction', logicalId(stack.scheduling.reaper.fn)],
+      ['syncRuns', logicalId(stack.harvester.tables.syncRuns)],
+      ['sources', logicalId(stack.harvester.tables.sources)],
+      ['deadLetters', logicalId(stack.harvester.tables.deadLetters)],
+      ['items', logicalId(stack.harvester.tables.items)],
+      ['rateBudgets', logicalId(stack.harvester.tables.rateBudgets)],
+      ['pageQueue', logicalId(stack.harvester.messaging.pageQueue)],
+      ['pageDlq', logicalId(stack.harvester.messaging.pageDlq)],
+      ['startRunDlq', logicalId(stack.harvester.scheduling.startRunDlq)],
+      ['bus', logicalId(stack.harvester.messaging.bus)],
+      ['topic', logicalId(stack.harvester.notifications.topic)],
+      ['key', logicalId(stack.harvester.notifications.key)],
+      ['schedulerRole', logicalId(stack.harvester.scheduling.schedulerRole)],
+      ['cursorKey', logicalId(stack.harvester.adminApi.cursorKey)],
+      ['configMacKey', logicalId(stack.harvester.configMac.key)],
+      ['startRunFunction', logicalId(stack.harvester.scheduling.startRun.fn)],
+      ['reaperFunction', logicalId(stack.harvester.scheduling.reaper.fn)],
     ];
     const hit = named.find(([, id]) => text.includes(`"${id}"`));
     if (hit) return hit[0];
@@ -481,14 +488,15 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   /** What a function other than the API may do on Sources: read a row, update the lock (see below). */
   const SOURCE_LOCK = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
 
-  it('the API: runs, sources and dead letters, items read only; schedules; source secrets (sources test)', () => {
-    expect(grantsOf(stack.adminApi.handler.role)).toEqual({
+  it('the API: runs, sources and dead letters, items read only; schedules; source secrets and rate budgets (sources test)', () => {
+    expect(grantsOf(stack.harvester.adminApi.handler.role)).toEqual({
       ownLogs: LOGS,
       '*': sorted([...XRAY, 'scheduler:ListSchedules']),
       syncRuns: sorted(WRITE),
       sources: sorted(WRITE),
       deadLetters: sorted(WRITE),
       items: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'],
+      rateBudgets: ['dynamodb:GetItem', 'dynamodb:PutItem'],
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
       pageQueue: sorted(SEND),
@@ -505,7 +513,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   });
 
   it('the worker: every table, its queue, the bus, deferral schedules (create only) and source secrets', () => {
-    expect(grantsOf(stack.pipeline.worker.role)).toEqual({
+    expect(grantsOf(stack.harvester.pipeline.worker.role)).toEqual({
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
@@ -524,7 +532,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   });
 
   it('the drain: runs, sources and dead letters, never items', () => {
-    expect(grantsOf(stack.pipeline.drain.role)).toEqual({
+    expect(grantsOf(stack.harvester.pipeline.drain.role)).toEqual({
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
@@ -537,7 +545,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   });
 
   it('the reaper and start-run', () => {
-    expect(grantsOf(stack.scheduling.reaper.role)).toEqual({
+    expect(grantsOf(stack.harvester.scheduling.reaper.role)).toEqual({
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
@@ -546,7 +554,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       pageQueue: sorted(SEND),
       bus: ['events:PutEvents'],
     });
-    expect(grantsOf(stack.scheduling.startRun.role)).toEqual({
+    expect(grantsOf(stack.harvester.scheduling.startRun.role)).toEqual({
       ownLogs: LOGS,
       '*': XRAY,
       syncRuns: sorted(WRITE),
@@ -563,7 +571,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
     return Object.values(resourcesOf('AWS::IAM::Policy'))
       .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
       .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Conditioned[] }).Statement)
-      .filter((st) => JSON.stringify(st.Resource).includes(`"${logicalId(stack.tables.sources)}"`));
+      .filter((st) => JSON.stringify(st.Resource).includes(`"${logicalId(stack.harvester.tables.sources)}"`));
   };
   const actionsOf = (st: Conditioned) => (Array.isArray(st.Action) ? st.Action : [st.Action]);
   const WRITES = [
@@ -574,20 +582,20 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   ];
 
   it.each([
-    ['start-run', () => stack.scheduling.startRun.role, ['sourceId', 'activeRunId', 'lockedAt']],
+    ['start-run', () => stack.harvester.scheduling.startRun.role, ['sourceId', 'activeRunId', 'lockedAt']],
     [
       'reaper',
-      () => stack.scheduling.reaper.role,
+      () => stack.harvester.scheduling.reaper.role,
       ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
     ],
     [
       'drain',
-      () => stack.pipeline.drain.role,
+      () => stack.harvester.pipeline.drain.role,
       ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
     ],
     [
       'worker',
-      () => stack.pipeline.worker.role,
+      () => stack.harvester.pipeline.worker.role,
       ['sourceId', 'activeRunId', 'lockedAt', 'watermark', 'watermarkStream'],
     ],
   ] as const)(
@@ -612,8 +620,8 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   );
 
   it('no function role but the API may write the Sources table unconditioned', () => {
-    const apiRoleId = logicalId(stack.adminApi.handler.role);
-    const sourcesId = logicalId(stack.tables.sources);
+    const apiRoleId = logicalId(stack.harvester.adminApi.handler.role);
+    const sourcesId = logicalId(stack.harvester.tables.sources);
     for (const policy of Object.values(resourcesOf('AWS::IAM::Policy'))) {
       const roles = policy.Properties.Roles as { Ref: string }[];
       if (roles.every((r) => r.Ref === apiRoleId)) continue;
@@ -622,18 +630,18 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
         if (actionsOf(st).some((a) => WRITES.includes(a))) expect(st.Condition).toBeDefined();
       }
     }
-    expect(sourceStatements(stack.adminApi.handler.role).flatMap(actionsOf)).toEqual(
+    expect(sourceStatements(stack.harvester.adminApi.handler.role).flatMap(actionsOf)).toEqual(
       expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
     );
   });
 
   it('the run functions and the API read no table stream', () => {
     const roles = [
-      stack.adminApi.handler.role,
-      stack.pipeline.worker.role,
-      stack.pipeline.drain.role,
-      stack.scheduling.reaper.role,
-      stack.scheduling.startRun.role,
+      stack.harvester.adminApi.handler.role,
+      stack.harvester.pipeline.worker.role,
+      stack.harvester.pipeline.drain.role,
+      stack.harvester.scheduling.reaper.role,
+      stack.harvester.scheduling.startRun.role,
     ];
     for (const role of roles) {
       const actions = Object.values(grantsOf(role)).flat();
@@ -643,12 +651,12 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   });
 
   it('the Scheduler role and the run-outcome publisher', () => {
-    expect(grantsOf(stack.scheduling.schedulerRole)).toEqual({
+    expect(grantsOf(stack.harvester.scheduling.schedulerRole)).toEqual({
       pageQueue: sorted(SEND),
       startRunDlq: sorted(SEND),
       startRunFunction: ['lambda:InvokeFunction'],
     });
-    expect(grantsOf(stack.notifications.publishRole)).toEqual({
+    expect(grantsOf(stack.harvester.notifications.publishRole)).toEqual({
       topic: ['sns:Publish'],
       key: ['kms:Decrypt', 'kms:GenerateDataKey*'],
     });
@@ -678,7 +686,7 @@ describe('confused-deputy conditions on the notification topic and its key', () 
   });
 
   it('admits service principals to the key only with the same conditions', () => {
-    const key = resourcesOf('AWS::KMS::Key')[logicalId(stack.notifications.key)]!;
+    const key = resourcesOf('AWS::KMS::Key')[logicalId(stack.harvester.notifications.key)]!;
     const services = allows(key.Properties.KeyPolicy);
     expect(services.length).toBeGreaterThan(0);
     for (const st of services) expect(st.Condition).toMatchObject(alarmCondition);
@@ -701,8 +709,8 @@ describe('confused-deputy conditions on the notification topic and its key', () 
     template.hasResourceProperties('AWS::Events::Rule', {
       Targets: [
         Match.objectLike({
-          Arn: { Ref: logicalId(stack.notifications.topic) },
-          RoleArn: { 'Fn::GetAtt': [logicalId(stack.notifications.publishRole), 'Arn'] },
+          Arn: { Ref: logicalId(stack.harvester.notifications.topic) },
+          RoleArn: { 'Fn::GetAtt': [logicalId(stack.harvester.notifications.publishRole), 'Arn'] },
         }),
       ],
     });
@@ -736,7 +744,7 @@ describe('redeployable: cdk destroy then cdk deploy of the same stack name', () 
   });
 
   it('deletes the Scheduler group with the stack: its schedules target this stack only', () => {
-    const group = resourcesOf('AWS::Scheduler::ScheduleGroup')[logicalId(stack.scheduling.group)]!;
+    const group = resourcesOf('AWS::Scheduler::ScheduleGroup')[logicalId(stack.harvester.scheduling.group)]!;
     expect(group.DeletionPolicy).toBe('Delete');
   });
 });
@@ -744,17 +752,20 @@ describe('redeployable: cdk destroy then cdk deploy of the same stack name', () 
 describe('failures that always surface', () => {
   it('sends scheduled starts that failed after their retries to the start-run DLQ', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: logicalId(stack.scheduling.startRun.fn) },
+      FunctionName: { Ref: logicalId(stack.harvester.scheduling.startRun.fn) },
       DestinationConfig: {
-        OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'Arn'] } },
+        OnFailure: {
+          Destination: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.startRunDlq), 'Arn'] },
+        },
       },
     });
   });
 
   it('names the start-run DLQ as the dead-letter target of source schedules', () => {
-    const env = (functionProps(stack.adminApi.handler.fn).Environment as { Variables: object }).Variables;
+    const env = (functionProps(stack.harvester.adminApi.handler.fn).Environment as { Variables: object })
+      .Variables;
     expect(env).toMatchObject({
-      START_RUN_DLQ_ARN: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'Arn'] },
+      START_RUN_DLQ_ARN: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.startRunDlq), 'Arn'] },
     });
   });
 
@@ -765,11 +776,11 @@ describe('failures that always surface', () => {
       Dimensions: [
         {
           Name: 'QueueName',
-          Value: { 'Fn::GetAtt': [logicalId(stack.scheduling.startRunDlq), 'QueueName'] },
+          Value: { 'Fn::GetAtt': [logicalId(stack.harvester.scheduling.startRunDlq), 'QueueName'] },
         },
       ],
       Threshold: 0,
-      AlarmActions: [{ Ref: logicalId(stack.notifications.topic) }],
+      AlarmActions: [{ Ref: logicalId(stack.harvester.notifications.topic) }],
     });
   });
 
@@ -777,8 +788,8 @@ describe('failures that always surface', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
-      Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalId(stack.adminApi.api) } }],
-      AlarmActions: [{ Ref: logicalId(stack.notifications.topic) }],
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalId(stack.harvester.adminApi.api) } }],
+      AlarmActions: [{ Ref: logicalId(stack.harvester.notifications.topic) }],
     });
   });
 
@@ -840,7 +851,7 @@ describe('outputs', () => {
     template.hasOutput(name, {});
   });
 
-  it.each(['README.md', 'docs/operations.md'])('exports every output %s names', (file) => {
+  it.each(['README.md', 'docs/deploy.md', 'docs/operations.md'])('exports every output %s names', (file) => {
     const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
     const named = [...text.matchAll(/`([A-Z][A-Za-z]+(?:Url|Arn|Name))`/g)].map((m) => m[1] as string);
     expect(named.length).toBeGreaterThan(0);

@@ -2,7 +2,10 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { DeadLetterPageSchema } from '../../api/schemas/dead-letters.js';
 import type { RunView } from '../../api/schemas/runs.js';
-import { contextOf, positiveInt } from '../context.js';
+import { ERROR_CLASSES } from '../../retry/errors.js';
+import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
+import { contextOf } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 import { reportStarted } from './runs.js';
 
@@ -14,14 +17,18 @@ function clip(text: string, width: number): string {
 
 /** `harvester dlq list|retry`. */
 export function registerDlqCommands(program: Command, io: Io): void {
-  const dlq = program.command('dlq').description('dead letters: failed items and pages');
+  const dlq = program
+    .command('dlq')
+    .addHelpText('after', examples('dlq list acme', 'dlq retry acme --watch'))
+    .description('dead letters: failed items and pages');
 
   dlq
     .command('list <sourceId>')
+    .addHelpText('after', examples('dlq list acme', 'dlq list acme --error-class permanent --limit 20'))
     .description("list a source's open dead letters")
     .option('--run <runId>', 'only entries whose last failure was in this run')
-    .option('--error-class <class>', 'transient or permanent')
-    .option('--limit <n>', 'entries per page (1–100)', positiveInt('--limit'), 50)
+    .option('--error-class <class>', ERROR_CLASSES.join(' or '), oneOf('--error-class', ERROR_CLASSES))
+    .option('--limit <n>', 'entries per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 50)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (
@@ -64,8 +71,9 @@ export function registerDlqCommands(program: Command, io: Io): void {
 
   dlq
     .command('retry <sourceId>')
+    .addHelpText('after', examples('dlq retry acme', 'dlq retry acme --watch && echo all recovered'))
     .description(
-      'retry failed: start a dlq_retry run over the open dead letters (with --watch, exits 1 if it fixed nothing)',
+      'retry failed: start a dlq_retry run over the open dead letters (with --watch: exits 0 when all recovered, 1 while any still fail)',
     )
     .option('--watch', 'follow the run until it ends')
     .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {

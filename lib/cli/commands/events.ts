@@ -17,6 +17,7 @@ import type { Command } from 'commander';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../../aws/clients.js';
 import { loadConfig } from '../../config/env.js';
 import { EVENT_SOURCE } from '../../events/details.js';
+import { examples } from '../help.js';
 import type { Io } from '../output.js';
 
 interface BusEvent {
@@ -98,10 +99,14 @@ async function subscribe(
 
 /** `harvester events tail`. */
 export function registerEventCommands(program: Command, io: Io): void {
-  const events = program.command('events').description('events on the Harvester bus');
+  const events = program
+    .command('events')
+    .addHelpText('after', examples('events tail'))
+    .description('events on the Harvester bus');
 
   events
     .command('tail')
+    .addHelpText('after', examples('events tail', 'events tail --type "Entity Changed" --for 60 --json'))
     .description(
       'print Harvester events as they arrive (run outcomes; entity changes with the change feed on) until Ctrl-C; talks to AWS or the emulator (AWS_ENDPOINT_URL) directly, not to the API',
     )

@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { ItemExplanationSchema, ItemPageSchema, ItemViewSchema } from '../../api/schemas/items.js';
 import { stringifyJson } from '../../json/lossless.js';
-import { CliUsageError, contextOf, positiveInt } from '../context.js';
+import { intInRange, MAX_LIST_LIMIT } from '../choices.js';
+import { CliUsageError, contextOf } from '../context.js';
 import { exportItems } from '../export.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 
 type ItemPage = z.infer<typeof ItemPageSchema>;
@@ -45,10 +47,21 @@ export function itemLines(item: ItemView): string[] {
 
 /** `harvester items list|get|explain|export`. */
 export function registerItemCommands(program: Command, io: Io): void {
-  const items = program.command('items').description('harvested entities: read, explain, export');
+  const items = program
+    .command('items')
+    .addHelpText('after', examples('items list acme', 'items export acme --output acme.jsonl'))
+    .description('harvested entities: read, explain, export');
 
   items
     .command('list <sourceId>')
+    .addHelpText(
+      'after',
+      examples(
+        'items list acme',
+        'items list acme --changed-since 2026-01-01T00:00:00Z --tombstoned',
+        'items list acme --json | jq .data',
+      ),
+    )
     .description("list a source's stored entities (with --changed-since: those changed since, oldest first)")
     .option(
       '--changed-since <time>',
@@ -56,7 +69,7 @@ export function registerItemCommands(program: Command, io: Io): void {
       isoTime,
     )
     .option('--tombstoned', 'include tombstoned entities')
-    .option('--limit <n>', 'entities per page (1–100)', positiveInt('--limit'), 25)
+    .option('--limit <n>', 'entities per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 25)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (
@@ -103,6 +116,7 @@ export function registerItemCommands(program: Command, io: Io): void {
 
   items
     .command('get <sourceId> <entityId>')
+    .addHelpText('after', examples('items get acme 42'))
     .description('one stored entity with its provenance')
     .action(async (sourceId: string, entityId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -113,6 +127,7 @@ export function registerItemCommands(program: Command, io: Io): void {
 
   items
     .command('explain <sourceId> <entityId>')
+    .addHelpText('after', examples('items explain acme 42'))
     .description('why an entity is stored as it is, stale, tombstoned or missing')
     .action(async (sourceId: string, entityId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -138,6 +153,10 @@ export function registerItemCommands(program: Command, io: Io): void {
 
   items
     .command('export <sourceId>')
+    .addHelpText(
+      'after',
+      examples('items export acme --output acme.jsonl', 'items export acme --output acme.jsonl --resume'),
+    )
     .description('write every entity as JSON Lines, page by page; --resume continues an interrupted export')
     .requiredOption('--output <file>', 'the JSON Lines file to write')
     .option('--resume', 'continue from the last page written (its state is kept beside the file)')
@@ -147,7 +166,12 @@ export function registerItemCommands(program: Command, io: Io): void {
       isoTime,
     )
     .option('--tombstoned', 'include tombstoned entities')
-    .option('--page-size <n>', 'entities per request (1–100)', positiveInt('--page-size'), 100)
+    .option(
+      '--page-size <n>',
+      'entities per request (1–100)',
+      intInRange('--page-size', 1, MAX_LIST_LIMIT),
+      100,
+    )
     .action(
       async (
         sourceId: string,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliUsageError, pasteableCommand, positiveInt } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printLines } from '../output.js';
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
@@ -24,14 +25,75 @@ export function untilSignal(io: Io, stop: () => Promise<void>): Promise<void> {
   });
 }
 
+/**
+ * What `local` prints once it listens: where the API is, an `export` line that points every
+ * later command (and `fake-source`'s paste lines) at it, and a first command to try.
+ */
+export function readyLines(ready: {
+  apiUrl: string;
+  endpoint: string;
+  emulator: string;
+  prefix: string;
+  workers: number;
+}): string[] {
+  return [
+    `API ready at ${ready.apiUrl}`,
+    `AWS endpoint ${ready.endpoint} (${ready.emulator})`,
+    `resources prefixed "${ready.prefix}"; ${ready.workers} workers; reaper every minute`,
+    'point other terminals at it (fake-source prints paste lines for it too):',
+    `  export HARVESTER_API_URL=${ready.apiUrl}`,
+    `try: ${pasteableCommand(ready.apiUrl, 'sources list')}`,
+    'Ctrl-C stops everything started here.',
+  ];
+}
+
+function portInUse(port: number): CliUsageError {
+  return new CliUsageError(
+    [
+      `--api-port ${port}: 127.0.0.1:${port} is already in use (EADDRINUSE); another harvester local?`,
+      `  use another port: npx harvester local --api-port ${port + 1}`,
+      '  or any free one (printed when ready): npx harvester local --api-port 0',
+    ].join('\n'),
+  );
+}
+
+/**
+ * Fails fast, before the emulator and workers start, when the API port is taken: a bind error
+ * after a minute of start-up, without the port's name, is what the user would see otherwise.
+ */
+async function ensurePortFree(port: number): Promise<void> {
+  if (port === 0) return;
+  const { createServer } = await import('node:net');
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? portInUse(port) : error),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
 /** `harvester local`: the whole stack on this machine. */
 export function registerLocalCommand(program: Command, io: Io): void {
   program
     .command('local')
+    .addHelpText(
+      'after',
+      examples(
+        'local',
+        'local --api-port 0   # any free port, printed',
+        'local --log-level INFO   # with AWS_ENDPOINT_URL set: that emulator instead of moto',
+      ),
+    )
     .description(
       'run Harvester locally: emulator (moto unless AWS_ENDPOINT_URL is set), workers, reaper, schedules and the API',
     )
-    .option('--api-port <port>', 'admin API port on 127.0.0.1', positiveInt('--api-port'), 8787)
+    .option(
+      '--api-port <port>',
+      'admin API port on 127.0.0.1 (0: any free port, printed when ready)',
+      positiveInt('--api-port'),
+      8787,
+    )
     .option('--prefix <prefix>', 'resource name prefix', 'harvester')
     .option('--workers <n>', 'in-process page workers', positiveInt('--workers'), 2)
     .option('--process-workers <n>', 'page workers as child processes', positiveInt('--process-workers'), 0)
@@ -47,6 +109,7 @@ export function registerLocalCommand(program: Command, io: Io): void {
         const logLevel = opts.logLevel.toUpperCase();
         if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
           throw new CliUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+        await ensurePortFree(opts.apiPort);
         const { startLocalStack } = await import('../../local/local-stack.js');
         const stack = await startLocalStack({
           apiPort: opts.apiPort,
@@ -54,17 +117,15 @@ export function registerLocalCommand(program: Command, io: Io): void {
           workers: opts.workers,
           processWorkers: opts.processWorkers,
           logLevel: logLevel as LogLevel,
+        }).catch((error: unknown) => {
+          // Taken between the check above and the listen: the same hint.
+          if ((error as { code?: string }).code === 'EADDRINUSE') throw portInUse(opts.apiPort);
+          throw error;
         });
         const emulator = process.env.AWS_ENDPOINT_URL
           ? 'given by AWS_ENDPOINT_URL'
           : 'moto, stops with this process';
-        printLines(io, [
-          `API ready at ${stack.apiUrl}`,
-          `AWS endpoint ${stack.endpoint} (${emulator})`,
-          `resources prefixed "${opts.prefix}"; ${opts.workers} workers; reaper every minute`,
-          `try: ${pasteableCommand(stack.apiUrl, 'sources list')}`,
-          'Ctrl-C stops everything started here.',
-        ]);
+        printLines(io, readyLines({ apiUrl: stack.apiUrl, endpoint: stack.endpoint, emulator, ...opts }));
         await untilSignal(io, () => stack.stop());
       },
     );

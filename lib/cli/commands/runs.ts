@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
 import { RUN_MODES, RUN_STATES } from '../../run/model.js';
-import { CliUsageError, type CommandContext, contextOf, positiveInt } from '../context.js';
+import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
+import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
+import { CliUsageError, type CommandContext, contextOf } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, watchRun } from '../watch.js';
 
@@ -22,6 +25,8 @@ export async function followRun(ctx: CommandContext, runId: string): Promise<voi
   });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
+  else if (!ok && run.mode === 'dlq_retry' && run.state === 'succeeded')
+    printLines(ctx.io, [line, `see why: ${ctx.hint(`dlq list ${run.sourceId}`)}`]);
   else printLines(ctx.io, [line]);
   if (!ok) process.exitCode = 1;
 }
@@ -50,17 +55,28 @@ function listArgs(
 
 /** `harvester runs start|get|list|cancel|watch`. */
 export function registerRunCommands(program: Command, io: Io): void {
-  const runs = program.command('runs').description('start and follow runs');
+  const runs = program
+    .command('runs')
+    .addHelpText('after', examples('runs start acme --mode full --watch', 'runs list --state running'))
+    .description('start and follow runs');
 
   runs
     .command('start <sourceId>')
+    .addHelpText(
+      'after',
+      examples(
+        'runs start acme --mode full --watch',
+        'runs start acme --mode incremental',
+        'runs start acme --mode full --partitions 4',
+      ),
+    )
     .description('start a run (409 names the active run if one is going)')
-    .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`)
+    .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`, oneOf('--mode', RUN_MODES))
     .option('--watch', 'follow the run with a live progress bar until it ends')
     .option(
       '--partitions <k>',
       'split the run into at most k partitions (default: the stack setting); 1 reads one stream',
-      positiveInt('--partitions'),
+      intInRange('--partitions', 1, MAX_PARTITIONS_LIMIT),
     )
     .action(
       async (
@@ -83,6 +99,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('get <runId>')
+    .addHelpText('after', examples('runs get 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description('show a run: state, progress, dead letters, heartbeat, checkpoint, resume verdict')
     .action(async (runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -93,9 +110,14 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('list [sourceId]')
+    .addHelpText('after', examples('runs list acme', 'runs list --state failed', 'runs list acme --limit 5'))
     .description("list a source's runs, newest first; without a source, every source's (use --state)")
-    .option('--state <state>', `only runs in this state: ${RUN_STATES.join(', ')}`)
-    .option('--limit <n>', 'runs per page (1–100)', positiveInt('--limit'), 20)
+    .option(
+      '--state <state>',
+      `only runs in this state: ${RUN_STATES.join(', ')}`,
+      oneOf('--state', RUN_STATES),
+    )
+    .option('--limit <n>', 'runs per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 20)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (
@@ -123,6 +145,7 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('cancel <runId>')
+    .addHelpText('after', examples('runs cancel 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description('cancel a run (terminal: it is never resumed)')
     .action(async (runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -136,8 +159,9 @@ export function registerRunCommands(program: Command, io: Io): void {
 
   runs
     .command('watch <runId>')
+    .addHelpText('after', examples('runs watch 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description(
-      'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and fixed nothing',
+      'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and left dead letters failing',
     )
     .action(async (runId: string, _opts: unknown, cmd: Command) => followRun(contextOf(cmd, io), runId));
 }

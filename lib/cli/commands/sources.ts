@@ -5,7 +5,10 @@ import type { DeletedSourceSchema, SourcePageSchema, SourceViewSchema } from '..
 import type { SourceTestResult } from '../../api/source-test.js';
 import { stringifyJson } from '../../json/lossless.js';
 import { RUN_MODES } from '../../run/model.js';
-import { CliUsageError, collect, contextOf, positiveInt } from '../context.js';
+import { CONNECTOR_CHOICES, closest, intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
+import { confirm } from '../confirm.js';
+import { CliUsageError, collect, contextOf } from '../context.js';
+import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
 
 type SourceView = z.infer<typeof SourceViewSchema>;
@@ -40,6 +43,17 @@ export function readConfigOption(value: string): Record<string, unknown> {
 export function parseScheduleOption(value: string): { expression: string; mode: string } {
   const colon = value.lastIndexOf(':');
   const mode = colon < 0 ? '' : value.slice(colon + 1).trim();
+  if (
+    colon >= 0 &&
+    mode !== '' &&
+    !value.trimEnd().endsWith(')') &&
+    !(RUN_MODES as readonly string[]).includes(mode)
+  ) {
+    const guess = closest(mode, RUN_MODES);
+    throw new CliUsageError(
+      `--schedule "${value}": "${mode}" is not a mode (one of ${RUN_MODES.join(', ')})${guess ? `; did you mean "${value.slice(0, colon)}:${guess}"?` : ''}`,
+    );
+  }
   if (colon < 0 || value.trimEnd().endsWith(')') || !(RUN_MODES as readonly string[]).includes(mode))
     throw new CliUsageError(
       `--schedule "${value}" needs a mode after the expression, e.g. "${value.trim().replace(/:[^)]*$/, '')}:incremental" (one of ${RUN_MODES.join(', ')})`,
@@ -93,14 +107,32 @@ function sourceLines(source: SourceView): string[] {
 
 /** `harvester sources put|get|list|delete`. */
 export function registerSourceCommands(program: Command, io: Io): void {
-  const sources = program.command('sources').description('configure sources');
+  const sources = program
+    .command('sources')
+    .addHelpText(
+      'after',
+      examples(
+        'sources put acme --connector rest-json --config @acme.json --schedule "rate(1 hour):incremental"',
+        'sources test acme',
+        'sources list',
+      ),
+    )
+    .description('configure sources');
 
   sources
     .command('put <sourceId>')
+    .addHelpText(
+      'after',
+      examples(
+        'sources put acme --connector rest-json --config @acme.json',
+        'sources put acme --connector github-issues --config \'{"owner":"acme","repo":"widgets"}\' --schedule "rate(1 hour):incremental" --schedule "cron(0 3 ? * SUN *):full"',
+      ),
+    )
     .description('create or replace a source (schedules are replaced as a whole)')
     .requiredOption(
       '--connector <name>',
-      'connector name: github-issues, gitlab-issues, rest-json, s3-objects',
+      `connector name: ${CONNECTOR_CHOICES.join(', ')}`,
+      oneOf('--connector', CONNECTOR_CHOICES),
     )
     .requiredOption('--config <json|@file>', 'connector config as JSON, or @path to a JSON file')
     .option(
@@ -138,6 +170,13 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('schedule <sourceId>')
+    .addHelpText(
+      'after',
+      examples(
+        'sources schedule acme --schedule "rate(30 minutes):incremental"',
+        'sources schedule acme   # no --schedule: removes every schedule',
+      ),
+    )
     .description("replace a source's schedules alone (the config stays); no --schedule removes them all")
     .option(
       '--schedule <expression:mode>',
@@ -158,6 +197,7 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('test <sourceId>')
+    .addHelpText('after', examples('sources test acme', 'sources test acme --json'))
     .description(
       'check the connection: fetch the first page once (auth, rate budget, a sample entity); exits 1 if it fails',
     )
@@ -176,6 +216,7 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('get <sourceId>')
+    .addHelpText('after', examples('sources get acme', 'sources get acme --json'))
     .description('show a source')
     .action(async (sourceId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -186,8 +227,9 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('list')
+    .addHelpText('after', examples('sources list', 'sources list --limit 10 --cursor <nextCursor>'))
     .description('list sources')
-    .option('--limit <n>', 'sources per page (1–100)', positiveInt('--limit'), 100)
+    .option('--limit <n>', 'sources per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 100)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(async (opts: { limit: number; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
@@ -207,9 +249,19 @@ export function registerSourceCommands(program: Command, io: Io): void {
 
   sources
     .command('delete <sourceId>')
-    .description('delete a source with its schedules, runs and dead letters (refused while a run is active)')
-    .action(async (sourceId: string, _opts: unknown, cmd: Command) => {
+    .addHelpText(
+      'after',
+      examples('sources delete acme', 'sources delete acme --yes   # no question asked (scripts)'),
+    )
+    .description(
+      'delete a source with its schedules, runs and dead letters (refused while a run is active); asks first',
+    )
+    .option('-y, --yes', 'do not ask (needed when no terminal can answer, e.g. in scripts)')
+    .action(async (sourceId: string, opts: { yes?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd, io);
+      const question = `delete source ${sourceId} with its schedules, run history and dead letters?`;
+      if (!(await confirm(io, question, { yes: opts.yes, flag: '--yes' })))
+        return printLines(io, [`kept source ${sourceId}: nothing deleted`]);
       const result = await (await ctx.client()).request<DeletedSource>(
         'DELETE',
         `/sources/${encodeURIComponent(sourceId)}`,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { resolveLimits, type SourceLimits, sourceLimitsSchema } from '../limits.js';
-import { sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
+import { sinceBound, sincePrecision, watermarkLookbackSeconds } from '../source-timing.js';
 
 /**
  * Config of the `rest-json` connector: any JSON API, configured rather than coded. Paths are dot
@@ -140,6 +140,12 @@ export const restJsonConfigSchema = z.strictObject({
    * cut at whole seconds and pages ask `since` in whole seconds. Default `ms`.
    */
   sincePrecision,
+  /**
+   * `exclusive` when `sinceParam` lists only records modified strictly after the time given
+   * (Stripe's `created[gt]`): every request then asks one precision unit earlier and skips what
+   * that lists before the time meant. Default `inclusive`.
+   */
+  sinceBound,
   /** What the source may send (see `../limits.ts`): body bytes, records a page, cursor and next-URL length. */
   limits: sourceLimitsSchema.optional(),
 });

@@ -12,7 +12,7 @@ import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
 import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
 import { checkRecordCount } from '../limits.js';
-import { atPrecision, lookbackMs } from '../source-timing.js';
+import { lookbackMs } from '../source-timing.js';
 import { getPath } from '../values.js';
 import { noWindows, planByCount, planByPosition, windowedRemaining } from '../windows.js';
 import { limitsOf, type RestJsonConfig, restJsonConfigSchema } from './config.js';
@@ -128,14 +128,13 @@ async function fetchKeyedPage(
   const position = decodePosition(cursor, ctx.since, ctx.window);
   const follow = position.follow ?? null;
   const precision = config.sincePrecision;
-  const since = position.at === null ? null : atPrecision(position.at, precision);
-  const listed = await fetchList(config, pageUrl(config, follow, since), ctx);
+  const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
   const continuation = keyedNext(config, follow, listed, position.full ?? 0);
   const step = advance(
     position,
     listed.items.map((raw) => listedKey(normalizeRecord(config, raw), raw)),
     continuation.next,
-    { guessed: continuation.guessed, precision },
+    { guessed: continuation.guessed, precision, bound: config.sinceBound },
   );
   const items = listed.items.filter((_, index) => step.deliver[index]);
   const total = follow === null ? totalOf(config, listed.body) : null;

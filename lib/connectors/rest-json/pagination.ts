@@ -2,6 +2,7 @@ import { NumberValue } from '../../json/lossless.js';
 import { ClassifiedError, SourceResponseError, safeUrl } from '../../retry/errors.js';
 import { sameOriginUrl } from '../http.js';
 import { checkCursor, checkNextUrl } from '../limits.js';
+import { sinceFor } from '../source-timing.js';
 import { getPath } from '../values.js';
 import { limitsOf, type RestJsonConfig, type RestJsonPagination } from './config.js';
 
@@ -45,7 +46,11 @@ export function pageUrl(config: RestJsonConfig, cursor: string | null, since: st
       : pagination.type === 'page'
         ? { [pagination.pageParam]: String(pageOf(pagination, cursor)) }
         : {};
-  const filter = config.sinceParam && since ? { [config.sinceParam]: since } : {};
+  // Every request asks what the run means, whatever the source's filter reads (`sinceFor`).
+  const filter =
+    config.sinceParam && since
+      ? { [config.sinceParam]: sinceFor(since, config.sincePrecision, config.sinceBound) }
+      : {};
   return withQuery(config.url, {
     ...config.extraQuery,
     [config.pageSizeParam]: String(config.pageSize),

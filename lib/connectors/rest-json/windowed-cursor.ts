@@ -89,7 +89,14 @@ export async function fetchWindowedCursorPage(
     });
     if (at !== -1) end = at;
   }
-  const items = listed.items.slice(0, end);
+  // Asked one unit early from an exclusive filter (`sinceFor`), the listing may start before the
+  // window: those records are the previous window's.
+  const from = window?.from ?? null;
+  const items = listed.items.slice(0, end).filter((raw) => {
+    if (from === null) return true;
+    const normalized = normalizeRecord(config, raw);
+    return !normalized.ok || normalized.entity.version >= from;
+  });
   const sourceNext = end < listed.items.length ? null : nextCursor(config, position.token, listed);
   const done = sourceNext === null;
   return {

@@ -41,6 +41,9 @@ const APPLIES: Partial<Record<Trait, readonly Shape[]>> = {
   cursorGrowth: ['rest-cursor', 'rest-stable-cursor'],
   // GitLab answers a moved issue with the closed original and `moved_to_id`, not a redirect.
   transfers: ['github', 'rest-page', 'rest-cursor', 'rest-stable-cursor'],
+  // GitHub's `since` and GitLab's `updated_after` ("on or after") are inclusive; an API whose
+  // filter is exclusive (Stripe's `created[gt]`) is read with rest-json, configured to say so.
+  exclusiveSince: ['rest-page', 'rest-cursor', 'rest-stable-cursor'],
 };
 
 /** True when `trait` means something for `shape`. */
@@ -60,6 +63,11 @@ export interface ZooSource {
   readonly fake: TraitOptions;
   /** A bulk edit before the first run: this many entities share one modification time (0: none). */
   readonly tieSize: number;
+  /**
+   * The most partitions the full run may be split into (1: one stream). The engine splits only
+   * as far as the connector's plan makes worthwhile; the connector level reads one stream.
+   */
+  readonly partitions: number;
   /** Edits while the first run reads (the fake source's `live` behaviour). */
   readonly live: LiveOptions;
   /** Edits between the first run and the quiet one. */
@@ -108,6 +116,8 @@ export function zooSource(
       growth: fc.integer({ min: 50, max: 600 }),
       padding: fc.integer({ min: 16 * 1_024, max: 256 * 1_024 }),
       overfill: fc.double({ min: 1.1, max: 4, noNaN: true }),
+      // Half the sources one stream, half a full run split into windows read concurrently.
+      partitions: fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 4 })),
       live: fc.record({
         touchesPerPage: fc.nat(2),
         addsPerPage: fc.nat(1),
@@ -156,6 +166,7 @@ export function zooSource(
         traits,
         fake,
         tieSize,
+        partitions: d.partitions,
         live: d.live,
         between: {
           touches: d.between.touches,
@@ -171,5 +182,6 @@ export function zooSource(
 /** A one-line description of a drawn source, for failure reports. */
 export function describeSource(s: ZooSource): string {
   const traits = s.traits.length === 0 ? 'no traits' : s.traits.join(' + ');
-  return `${s.shape}, ${s.entities} entities, pages of ${s.pageSize}, ${traits} (source seed ${s.seed})`;
+  const split = s.partitions > 1 ? `, full run in up to ${s.partitions} partitions` : '';
+  return `${s.shape}, ${s.entities} entities, pages of ${s.pageSize}${split}, ${traits} (source seed ${s.seed})`;
 }

@@ -27,8 +27,13 @@ import {
  */
 export const RUN_BOUND_MS = Number(process.env.ZOO_RUN_BOUND_S ?? 120) * 1_000;
 
-async function runWithin(deps: EngineDeps, sourceId: string, mode: RunMode): Promise<SyncRun | string> {
-  const started = await startRun(deps, { sourceId, mode });
+async function runWithin(
+  deps: EngineDeps,
+  sourceId: string,
+  mode: RunMode,
+  partitions: number,
+): Promise<SyncRun | string> {
+  const started = await startRun(deps, { sourceId, mode, partitions });
   try {
     return await waitForRun(deps, started.runId, undefined, RUN_BOUND_MS);
   } catch {
@@ -62,10 +67,11 @@ export async function engineZooRun(
     const maxPages = 30 + 4 * (s.entities + 40);
     const run = async (label: string, mode: RunMode) => {
       const t0 = Date.now();
-      const ended = await runWithin(deps, sourceId, mode);
+      // Only a full run is split: the later ones read from a watermark.
+      const ended = await runWithin(deps, sourceId, mode, mode === 'full' ? s.partitions : 1);
       if (process.env.ZOO_VERBOSE === '1')
         console.log(
-          `${sourceId} ${label}: ${Date.now() - t0} ms, ${typeof ended === 'string' ? ended : `${ended.progress.pages} pages`}`,
+          `${sourceId} ${label}: ${Date.now() - t0} ms, ${typeof ended === 'string' ? ended : `${ended.progress.pages} pages, ${Object.keys(ended.partitions ?? {}).length} partitions`}`,
         );
       if (typeof ended === 'string') violations.push(`${label} ${ended}`);
       else if (ended.progress.pages > maxPages)

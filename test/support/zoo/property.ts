@@ -13,11 +13,7 @@ import {
  * land (`ZOO_PENDING=1` draws them too, to check a fix). Empty is the goal: remove a trait as
  * soon as its fix lands.
  */
-export const PENDING_TRAITS: readonly Trait[] = [
-  // An exclusive `since` skips the rest of a tie group the run asked from inside (github, a tie
-  // group and an exclusive since: one entity left stale).
-  'exclusiveSince',
-];
+export const PENDING_TRAITS: readonly Trait[] = [];
 
 /**
  * The traits a property leaves out: the pending ones, except all of them with `ZOO_PENDING=1`

@@ -22,11 +22,18 @@ export function connectorOf(shape: Shape): string {
 
 /**
  * The connector config of a drawn source over `fake`. A source whose cursors grow is configured
- * as its owner would after the first refusal: its cursor limit raised to the ceiling.
+ * as its owner would after the first refusal: its cursor limit raised to the ceiling. A rest-json
+ * source's `since` filter is declared as its API documents it (precision, exclusive bound).
  */
 export function configOf(s: ZooSource, fake: FakeSource): Record<string, unknown> {
   const config = shapeConfig(s, fake);
-  return s.fake.cursorGrowth ? { ...config, limits: { maxCursorLength: 8_192 } } : config;
+  const rest = connectorOf(s.shape) === 'rest-json';
+  return {
+    ...config,
+    ...(s.fake.cursorGrowth ? { limits: { maxCursorLength: 8_192 } } : {}),
+    ...(rest && s.fake.since?.precision === 's' ? { sincePrecision: 's' } : {}),
+    ...(rest && s.fake.since?.bound === 'exclusive' ? { sinceBound: 'exclusive' } : {}),
+  };
 }
 
 function shapeConfig(s: ZooSource, fake: FakeSource): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { json, type Reply } from '../http.js';
+import { json, type Reply } from '../reply.js';
 import type { HostileKind } from './schema.js';
 
 /**

@@ -1,0 +1,7 @@
+/**
+ * The package's face for CDK apps: the {@link Harvester} construct to add to a stack of your own,
+ * the ready-made {@link HarvesterStack}, and the settings both take.
+ */
+export { Harvester, type HarvesterProps } from './harvester.js';
+export { DEFAULT_SETTINGS, type HarvesterSettings, SETTINGS_CONTEXT } from './settings.js';
+export { HarvesterStack, type HarvesterStackProps } from './stack.js';

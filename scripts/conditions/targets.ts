@@ -1,0 +1,20 @@
+/**
+ * Which tests judge the mutants of each store file: the integration tests that drive that
+ * store's writes directly against the emulator and run in seconds. A condition is defended when
+ * one of these fails without it; a test that only catches a mutant through a whole pipeline run
+ * (minutes each) belongs in the full suite, not here. A store file with conditions and no entry
+ * stops the run, so a new store cannot go unjudged.
+ */
+export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = {
+  'dead-letters.ts': ['test/integration/dead-letter-store.test.ts'],
+  'items.ts': ['test/integration/item-store.test.ts', 'test/integration/item-fencing.test.ts'],
+  'lifecycle.ts': ['test/integration/source-store.test.ts', 'test/integration/sync-run-store.test.ts'],
+  'partitions.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
+  'rate-budgets.ts': ['test/integration/rate-budget-record.test.ts'],
+  'sources.ts': [
+    'test/integration/source-store.test.ts',
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/source-writes.test.ts',
+  ],
+  'sync-runs.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
+};

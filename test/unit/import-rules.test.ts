@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { cycles, layerViolation } from '../../scripts/imports/rules.js';
+
+/* The import rules `npm run lint` enforces (scripts/check-imports.ts, docs/design.md). */
+
+describe('layerViolation', () => {
+  it.each([
+    ['lib/engine/start-run.ts', 'lib/store/sources.ts'],
+    ['lib/store/items.ts', 'lib/run/hash.ts'],
+    ['lib/engine/a.ts', 'lib/engine/b.ts'],
+    ['lib/events/a.ts', 'lib/queue/b.ts'],
+    ['functions/start-run.ts', 'lib/engine/start-run.ts'],
+    ['test/unit/x.test.ts', 'scripts/check-imports.ts'],
+  ])('lets %s import %s', (from, to) => {
+    expect(layerViolation(from, to)).toBeNull();
+  });
+
+  it.each([
+    ['lib/queue/source-schedules.ts', 'lib/engine/start-run.ts', 'a higher layer'],
+    ['lib/store/items.ts', 'lib/engine/deps.ts', 'a higher layer'],
+    ['lib/engine/x.ts', 'test/support/aws.ts', 'outside the product'],
+    ['lib/run/model.ts', 'lib/aws/clients.ts', 'the pure core'],
+    ['lib/engine/x.ts', 'lib/newthing/y.ts', 'in no layer'],
+  ])('refuses %s importing %s (%s)', (from, to, why) => {
+    expect(layerViolation(from, to)).toContain(why);
+  });
+});
+
+describe('cycles', () => {
+  it('finds each cycle once, type-only or not, and no acyclic chain', () => {
+    const edges = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+      ['e.ts', ['d.ts']],
+    ]);
+
+    expect(cycles(edges)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(
+      cycles(
+        new Map([
+          ['x.ts', ['y.ts']],
+          ['y.ts', []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+});
