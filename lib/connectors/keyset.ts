@@ -90,7 +90,15 @@ export interface KeysetPosition {
     readonly tally: Tally;
     /** The greatest member id listed, while the group lists in id order (`./tie-order.ts`). */
     readonly last?: string;
+    /** Members were skipped as served again: a second listing that differs re-reads the group. */
+    readonly skipped?: true;
   };
+  /**
+   * Reading a tie group once more, after members were skipped as served again and its second
+   * listing differed: only the members its order marks as served again are delivered (those the
+   * first listing may have skipped wrongly), then the stream goes on at `resume`.
+   */
+  readonly reread?: { readonly resume: KeysetPosition | null };
   /**
    * Listing such a stretch a second time, from `at` through the source's continuation, up to the
    * first record at or after `end` (null: the listing's end). `resume` is where the stream goes on
@@ -101,6 +109,8 @@ export interface KeysetPosition {
     readonly want: Tally;
     readonly got: Tally;
     readonly resume: KeysetPosition | null;
+    /** The first listing skipped members as served again (`stretch.skipped`). */
+    readonly skipped?: true;
   };
 }
 
@@ -135,12 +145,13 @@ export function encodePosition(position: KeysetPosition): string {
 
 /** The position with its ids (and those of the position a stretch check resumes at) compacted. */
 function compacted(position: KeysetPosition): KeysetPosition {
-  const { check } = position;
+  const { check, reread } = position;
   return {
     ...position,
     ids: position.ids.map(compactId),
     ...(position.before ? { before: position.before.map(compactId) } : {}),
     ...(check ? { check: { ...check, resume: check.resume === null ? null : compacted(check.resume) } } : {}),
+    ...(reread ? { reread: { resume: reread.resume === null ? null : compacted(reread.resume) } } : {}),
   };
 }
 
@@ -192,6 +203,7 @@ function isPosition(value: unknown): value is KeysetPosition {
     (p.follow === undefined || typeof p.follow === 'string') &&
     (p.before === undefined || (Array.isArray(p.before) && p.before.every((id) => typeof id === 'string'))) &&
     (p.ceiling === undefined || typeof p.ceiling === 'string') &&
+    (p.reread === undefined || isReread(p.reread)) &&
     (p.full === undefined || typeof p.full === 'number') &&
     (p.recheck === undefined || p.recheck === true) &&
     (p.until === undefined || typeof p.until === 'string') &&
@@ -204,8 +216,17 @@ function isStretch(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
   return (
-    typeof s.from === 'string' && isTally(s.tally) && (s.last === undefined || typeof s.last === 'string')
+    typeof s.from === 'string' &&
+    isTally(s.tally) &&
+    (s.last === undefined || typeof s.last === 'string') &&
+    (s.skipped === undefined || s.skipped === true)
   );
+}
+
+function isReread(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return r.resume === null || isPosition(r.resume);
 }
 
 function isCheck(value: unknown): boolean {
@@ -215,6 +236,7 @@ function isCheck(value: unknown): boolean {
     (c.end === null || typeof c.end === 'string') &&
     isTally(c.want) &&
     isTally(c.got) &&
+    (c.skipped === undefined || c.skipped === true) &&
     (c.resume === null || isPosition(c.resume))
   );
 }
@@ -290,12 +312,15 @@ export function advance(
   refuseUnsorted(position.at, keys, continuation);
   if (position.check !== undefined)
     return checkStep(position, position.check, keys, sourceNext, continuation);
+  if (position.reread !== undefined)
+    return rereadStep(position, position.reread, keys, sourceNext, continuation);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   // Following a tie group: members a changed page size serves again, recognised by their order.
   const following = position.follow !== undefined && position.stretch !== undefined && at !== null;
   const order = following ? tieOrder(keys, at, position.stretch?.last, false) : undefined;
   const tallied = order === undefined ? keys : keys.filter((_, i) => !order.again[i]);
+  const skipped = position.stretch?.skipped === true || order?.again.includes(true) === true;
   let bounded = false;
   const deliver = keys.map((key, index) => {
     if (bounded) return false;
@@ -318,7 +343,7 @@ export function advance(
     sourceNext === null ||
     (guessed && (keys.length === 0 || (position.recheck && (short || !deliver.includes(true)))))
   ) {
-    return { deliver, ...leaveStretch(position, tallied, until ?? null, null) };
+    return { deliver, ...leaveStretch(position, tallied, skipped, until ?? null, null) };
   }
   const recheck = guessed && short ? { recheck: true as const } : {};
   const full = Math.max(position.full ?? 0, keys.length);
@@ -341,8 +366,7 @@ export function advance(
           ? position.ids
           : (position.before ?? []);
     // What the stretch read by position served, from its first page (`since=at`) on, each member once.
-    const greatest =
-      order !== undefined || tieAt === null ? order?.last : tieOrder(keys, tieAt, undefined, true).last;
+    const greatest = following || tieAt === null ? order?.last : tieOrder(keys, tieAt, undefined, true).last;
     // An empty page at the very start of the stream: the stretch starts before any record.
     const from = tieAt ?? (keys.length === 0 ? START_OF_TIME : null);
     const stretch =
@@ -353,6 +377,7 @@ export function advance(
               from,
               tally: tallyPage(position.stretch?.tally ?? EMPTY_TALLY, tallied, null).tally,
               ...(greatest === undefined ? {} : { last: greatest }),
+              ...(skipped ? { skipped: true as const } : {}),
             },
           };
     const next: KeysetPosition = {
@@ -376,7 +401,7 @@ export function advance(
     ...bound,
     ...recheck,
   };
-  return { deliver, ...leaveStretch(position, tallied, last, next) };
+  return { deliver, ...leaveStretch(position, tallied, skipped, last, next) };
 }
 
 function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: ListingOptions): void {
@@ -399,6 +424,7 @@ function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: 
 function leaveStretch(
   position: KeysetPosition,
   keys: readonly ListedKey[],
+  skipped: boolean,
   end: string | null,
   resume: KeysetPosition | null,
 ): Pick<KeysetStep, 'next' | 'ceiling'> {
@@ -406,11 +432,14 @@ function leaveStretch(
   const stretch = position.follow === undefined ? undefined : position.stretch;
   if (stretch === undefined) return { next: resume, ceiling: confirmed };
   const want = tallyPage(stretch.tally, keys, end).tally;
-  if (want.broken) return capped(resume, earlier(position.ceiling, stretch.from) ?? null);
+  if (want.broken) {
+    const ceiling = earlier(position.ceiling, stretch.from) ?? null;
+    return skipped ? reread(position, stretch.from, ceiling, resume) : capped(resume, ceiling);
+  }
   const next: KeysetPosition = {
     at: stretch.from,
     ids: [],
-    check: { end, want, got: EMPTY_TALLY, resume },
+    check: { end, want, got: EMPTY_TALLY, resume, ...(skipped ? { skipped: true as const } : {}) },
     // The page size seen so far: a connector counting pages by it must count the same again.
     ...(position.full === undefined ? {} : { full: position.full }),
     ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
@@ -435,7 +464,60 @@ function checkStep(
     return { deliver, next, ceiling: position.ceiling ?? null };
   }
   if (sameTally(check.want, got)) return { deliver, next: check.resume, ceiling: position.ceiling ?? null };
-  return { deliver, ...capped(check.resume, earlier(position.ceiling, position.at ?? undefined) ?? null) };
+  const ceiling = earlier(position.ceiling, position.at ?? undefined) ?? null;
+  if (check.skipped && position.at !== null)
+    return { deliver, ...reread(position, position.at, ceiling, check.resume) };
+  return { deliver, ...capped(check.resume, ceiling) };
+}
+
+/**
+ * Reads a tie group once more from `from` when members were skipped as served again and the
+ * group's listings disagree: the source may not list ties in id order after all, and a member
+ * skipped wrongly would be skipped by every later run too. The watermark stays at `ceiling`.
+ */
+function reread(
+  position: KeysetPosition,
+  from: string,
+  ceiling: string | null,
+  resume: KeysetPosition | null,
+): Pick<KeysetStep, 'next' | 'ceiling'> {
+  const next: KeysetPosition = {
+    at: from,
+    ids: [],
+    reread: { resume: resume === null || ceiling === null ? resume : { ...resume, ceiling } },
+    ...(position.full === undefined ? {} : { full: position.full }),
+    ...(ceiling === null ? {} : { ceiling }),
+    ...(position.until === undefined ? {} : { until: position.until }),
+  };
+  return { next, ceiling };
+}
+
+/**
+ * One page of that reading: only the group's members its order marks as served again are
+ * delivered (in a listing kept in id order, none; otherwise those the first listing skipped).
+ * When the listing leaves the group (or ends), the stream goes on at `resume`.
+ */
+function rereadStep(
+  position: KeysetPosition,
+  again: NonNullable<KeysetPosition['reread']>,
+  keys: readonly ListedKey[],
+  sourceNext: string | null,
+  continuation: ListingOptions,
+): KeysetStep {
+  const at = position.at ?? '';
+  const order = tieOrder(keys, at, position.stretch?.last, position.follow === undefined);
+  const end = keys.findIndex((key) => key.ok && key.at > at);
+  const deliver = keys.map((_, i) => (end === -1 || i < end) && order.again[i] === true);
+  const ceiling = position.ceiling ?? null;
+  if (end !== -1 || sourceNext === null || (continuation.guessed === true && keys.length === 0)) {
+    return { deliver, ...capped(again.resume, ceiling) };
+  }
+  const next: KeysetPosition = {
+    ...position,
+    follow: sourceNext,
+    stretch: { from: at, tally: EMPTY_TALLY, ...(order.last === undefined ? {} : { last: order.last }) },
+  };
+  return { deliver, next, ceiling };
 }
 
 /** `resume` with the watermark capped at `ceiling` from now on. */

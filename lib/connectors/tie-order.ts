@@ -18,6 +18,9 @@ import type { ListedKey } from './listed-key.js';
  * times are whole seconds) is skipped too, but it was never tallied: the stretch's second listing
  * (`./tie-check.ts`) serves it, the tallies differ, and the watermark stays at the group, so the
  * next run reads it. A source whose first page of the group is not in id order gets no skipping.
+ * One whose first page only happened to be in order has members skipped wrongly: its listings
+ * then differ, and the run reads the group once more, delivering the members listed out of order
+ * (`reread` in `./keyset.ts`), so no member is skipped for good.
  */
 
 /** Ids longer than this are not kept in a position for ordering (it must stay small). */

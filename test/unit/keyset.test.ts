@@ -384,12 +384,39 @@ describe('a tie group listed by page numbers whose page size changes mid-run', (
   });
 
   it('holds the watermark when a member joins the group behind the position (edited within its second)', () => {
-    // `b2` is listed between `b` and `c` from request 4 on: a re-served `c`, `d` must not hide it.
+    // `b2` is listed between `b` and `c` from request 4 on: the re-served `d` is skipped by order,
+    // the second listing differs; `b2` is in id order, so the next run reads it.
     const joined = [...records, { id: 'b2', t: 1, valid: true }];
     const { delivered, ceiling } = readShifting(records, [2], (request) => (request < 3 ? records : joined));
     expect(delivered).not.toContain('b2');
     expect(new Set(delivered).size).toBe(delivered.length);
     expect(ceiling).toBe(iso(1));
+  });
+
+  it('never skips a member for good when the source does not list ties in id order after its first page', () => {
+    // The source's tie order: `a c b d e f` (stable, but not by id); `b` looks served again.
+    const order = ['a', 'c', 'b', 'd', 'e', 'f'];
+    const listing = [...order.map((id) => ({ id, t: 1 })), { id: 'z', t: 2 }];
+    const delivered: string[] = [];
+    let position: KeysetPosition | null = decodePosition(null, null);
+    for (let request = 0; position !== null; request++) {
+      if (request > 100) throw new Error('the listing did not end');
+      const since = position.at === null ? -1 : Date.parse(position.at) / 1000;
+      const list = listing.filter((r) => r.t >= since);
+      const number = position.follow === undefined ? 1 : Number(position.follow);
+      const slice = list.slice((number - 1) * 2, number * 2);
+      const step = advance(
+        position,
+        slice.map((r) => key(r.id, iso(r.t))),
+        number * 2 < list.length ? String(number + 1) : null,
+      );
+      slice.forEach((r, i) => {
+        if (step.deliver[i]) delivered.push(r.id);
+      });
+      position = step.next;
+    }
+    expect(new Set(delivered)).toEqual(new Set([...order, 'z']));
+    expect(delivered).toHaveLength(order.length + 1);
   });
 });
 
