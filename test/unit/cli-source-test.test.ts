@@ -99,7 +99,7 @@ describe('an unresolvable secret reference names the cause and the command that 
       region: 'us-east-1',
       fetchSecret: named('AccessDeniedException'),
     });
-    const error = await resolve('ssm:/x').catch((e: unknown) => e as Error);
+    const error = (await resolve('ssm:/x').catch((e: unknown) => e)) as Error;
     expect(error.message).toBe('could not resolve secret reference ssm:/x (AccessDeniedException)');
   });
 });
