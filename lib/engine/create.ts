@@ -10,11 +10,11 @@ import { createLogger, type HarvesterLogger } from '../observability/logger.js';
 import { type EngineMetrics, noMetrics } from '../observability/metrics.js';
 import { PageQueue } from '../queue/page-queue.js';
 import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
+import { ChainStore } from '../store/chains.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
 import { ItemListing } from '../store/item-listing.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
-import { PartitionStore } from '../store/partitions.js';
 import { PositionStore } from '../store/positions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SecretBindingStore } from '../store/secret-bindings.js';
@@ -75,7 +75,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
   return {
     runs,
-    partitions: new PartitionStore(clients.doc, runs),
+    chains: new ChainStore(clients.doc, runs),
     positions: new PositionStore(clients.doc, config.names.syncRunsTable),
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),

@@ -2,9 +2,8 @@ import { RELIABILITY } from '../config/constants.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import type { SyncRun } from '../run/model.js';
-import { readWindow } from '../run/partitions.js';
+import { partitionOf, readWindow } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
-import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
 import { pageRef, pageScope } from './page-scope.js';
@@ -34,14 +33,14 @@ export async function deferPage(
     return failUnavailable(deps, run, message, reason);
   }
   const now = deps.clock.now();
-  const chain = chainOf(deps, message.partition);
-  await chain.defer(run.runId, run.epoch, message.page, untilMs, now);
+  const chain = { runId: run.runId, partition: message.partition };
+  await deps.chains.defer(chain, run.epoch, message.page, untilMs, now);
   // A wait for the rate budget carries its reserved slot, so the page keeps its place in line.
   const { budgetSlot: _spent, ...rest } = message;
   const slot = reservedSlot(context);
   const deferred = { ...rest, deferred: true, attempts, ...(slot ? { budgetSlot: slot } : {}) };
   const via = await deliverOrFail(deps, deferred, () => deps.queue.sendAt(deferred, untilMs, now));
-  await chain.confirmSent(run.runId, run.epoch, message.page, deps.clock.now());
+  await deps.chains.confirmSent(chain, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
   context.log.info('page deferred', {
     until: new Date(untilMs).toISOString(),
@@ -69,8 +68,7 @@ export async function failUnavailable(
   // A tombstone slice is no source page: retry-failed could not fetch it, and the next
   // reconciliation confirms its candidates again.
   if (run.mode !== 'dlq_retry' && !isTombstoneSlice(message.cursor)) {
-    const partition =
-      message.partition === undefined ? undefined : run.partitions?.[String(message.partition)];
+    const partition = partitionOf(run, message.partition);
     const window = partition ? readWindow(partition) : undefined;
     await deps.deadLetters.record({
       sourceId: run.sourceId,

@@ -4,11 +4,11 @@ import type { HarvesterLogger } from '../observability/logger.js';
 import type { EngineMetrics } from '../observability/metrics.js';
 import type { PageQueue } from '../queue/page-queue.js';
 import type { RetryDeps } from '../retry/outcome.js';
+import type { ChainStore } from '../store/chains.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
 import type { ItemListing } from '../store/item-listing.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
-import type { PartitionStore } from '../store/partitions.js';
 import type { PositionStore } from '../store/positions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SecretBindingStore } from '../store/secret-bindings.js';
@@ -48,8 +48,8 @@ export class SimulatedCrashError extends Error {
 /** Everything the engine talks to: the ports of STYLE.md, passed in, never module statics. */
 export interface EngineDeps {
   readonly runs: SyncRunStore;
-  /** The partitions of partitioned runs (stored on the run's own item). */
-  readonly partitions: PartitionStore;
+  /** The page chains of every run: its own and its partitions', each on its own item. */
+  readonly chains: ChainStore;
   /** Positions too large to travel on a message, stored by reference (lib/engine/positions.ts). */
   readonly positions: PositionStore;
   readonly sources: SourceStore;

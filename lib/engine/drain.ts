@@ -1,11 +1,12 @@
 import { METRIC } from '../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../queue/page-message.js';
-import { isActive, type SyncRun } from '../run/model.js';
-import { readWindow } from '../run/partitions.js';
+import type { SyncRun } from '../run/model.js';
+import { partitionOf, readWindow } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
+import { continueRun } from './continue.js';
 import type { EngineDeps } from './deps.js';
-import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { chainPosition, pageMessage, sendPage } from './handoff.js';
+import { endRun } from './finish.js';
+import { dropReason } from './message-check.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { runConnector } from './page-step.js';
 import { carriedPosition, resolvedPosition } from './positions.js';
@@ -47,17 +48,9 @@ export async function drainDeadMessage(
     return { outcome: 'malformed', entryId: settled?.entryId ?? '' };
   }
   const run = await deps.runs.get(message.runId);
-  const chain = run ? chainPosition(run, message.partition) : undefined;
-  const partition =
-    message.partition === undefined ? undefined : run?.partitions?.[String(message.partition)];
-  if (
-    !run ||
-    !chain ||
-    !isActive(run.state) ||
-    run.epoch !== message.epoch ||
-    chain.nextPage !== message.page ||
-    (partition !== undefined && partition.state !== 'running')
-  ) {
+  const partition = run && partitionOf(run, message.partition);
+  // The page step's own check: a message it would drop is stale here too.
+  if (!run || dropReason(run, message) !== undefined) {
     // The run moved past this delivery (a stale duplicate that kept failing): nothing is lost.
     deps.logger.info('stale message drained', {
       runId: message.runId,
@@ -103,24 +96,12 @@ export async function drainDeadMessage(
       await resolvedPosition(deps, message.cursor),
     );
     const cursor = await carriedPosition(deps, run.runId, undefined, message.page + 1, computed);
-    try {
-      await deps.runs.commitPage({
-        runId: run.runId,
-        epoch: run.epoch,
-        page: message.page,
-        checkpoint: { cursor, watermark: run.checkpoint?.watermark ?? null },
-        processed: 0,
-        errors: 1,
-        now,
-      });
-    } catch (error) {
-      if (error instanceof DuplicatePageError)
-        return { outcome: 'stale', reason: 'page committed meanwhile' };
-      throw error;
+    const watermark = run.checkpoint?.watermark ?? null;
+    if (!(await commitDrained(deps, run, message.page, cursor, watermark, 1))) {
+      return { outcome: 'stale', reason: 'page committed meanwhile' };
     }
-    const { deferred: _deferred, attempts: _attempts, ...rest } = message;
     try {
-      await sendPage(deps, { ...rest, page: message.page + 1, cursor });
+      await continueRun(deps, run, message.page, cursor, watermark);
     } catch (error) {
       if (error instanceof PageUndeliverableError) return { outcome: 'failed_run', entryId };
       throw error;
@@ -154,19 +135,8 @@ async function drainRetrySlice(
   const slice = await listRetrySlice(deps, run, message.cursor);
   const cursor = slice.cursor ?? null;
   const now = deps.clock.now();
-  try {
-    await deps.runs.commitPage({
-      runId: run.runId,
-      epoch: run.epoch,
-      page: message.page,
-      checkpoint: { cursor, watermark: null },
-      processed: 0,
-      errors: slice.items.length,
-      now,
-    });
-  } catch (error) {
-    if (error instanceof DuplicatePageError) return { outcome: 'stale', reason: 'page committed meanwhile' };
-    throw error;
+  if (!(await commitDrained(deps, run, message.page, cursor, null, slice.items.length))) {
+    return { outcome: 'stale', reason: 'page committed meanwhile' };
   }
   // Recorded only once the commit won, as the retry page does: a losing copy must not re-open
   // an entry the winner resolved.
@@ -193,14 +163,35 @@ async function drainRetrySlice(
     page: message.page,
     entries: entryIds.length,
   });
-  if (cursor === null) {
-    await finishSucceeded(deps, run, null);
-    return { outcome: 'continued', entryIds };
-  }
-  if (message.page + 1 > deps.limits.maxPagesPerRun) {
-    await failOverBudget(deps, run);
-    return { outcome: 'continued', entryIds };
-  }
-  await sendPage(deps, pageMessage(run, message.page + 1, cursor));
+  await continueRun(deps, run, message.page, cursor, null);
   return { outcome: 'continued', entryIds };
+}
+
+/**
+ * Commits a page the queue gave up on as read with `errors` errors, so the run's own chain moves
+ * past it. False when another delivery committed the page meanwhile.
+ */
+async function commitDrained(
+  deps: EngineDeps,
+  run: SyncRun,
+  page: number,
+  cursor: string | null,
+  watermark: string | null,
+  errors: number,
+): Promise<boolean> {
+  try {
+    await deps.chains.commit({
+      ref: { runId: run.runId },
+      epoch: run.epoch,
+      page,
+      checkpoint: { cursor, watermark },
+      processed: 0,
+      errors,
+      now: deps.clock.now(),
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof DuplicatePageError) return false;
+    throw error;
+  }
 }

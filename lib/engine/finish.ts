@@ -100,3 +100,22 @@ export async function finishSucceeded(
     watermark: finalWatermark(deps, run, watermark),
   });
 }
+
+/** The failure a run stored by an earlier version, its chains inside the run item, ends with. */
+export const CHAINS_INLINE = 'chains_inline';
+
+/**
+ * Ends a run stored by an earlier version with its page chains inside the run item: no worker of
+ * this version continues it, so it ends failed, its lock released, saying why (docs/design.md).
+ */
+export async function endInlineRun(deps: EngineDeps, run: SyncRun): Promise<void> {
+  await endRun(deps, run, {
+    epoch: null,
+    state: 'failed',
+    failure: {
+      reason: CHAINS_INLINE,
+      message:
+        'the run was stored by an earlier version, its page chains inside the run item; start it again',
+    },
+  });
+}

@@ -1,7 +1,7 @@
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
+import { chainAt, nextCursor } from '../run/chains.js';
 import type { SyncRun } from '../run/model.js';
-import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 import { deliverOrFail } from './undeliverable.js';
 
@@ -19,21 +19,12 @@ import { deliverOrFail } from './undeliverable.js';
  */
 export async function sendPage(deps: EngineDeps, message: PageMessage): Promise<void> {
   await deliverOrFail(deps, message, () => deps.queue.send(message));
-  await chainOf(deps, message.partition).confirmSent(
-    message.runId,
+  await deps.chains.confirmSent(
+    { runId: message.runId, partition: message.partition },
     message.epoch,
     message.page,
     deps.clock.now(),
   );
-}
-
-/** The fields of a page chain (the run's own, or one partition's) its expected page follows from. */
-type ChainPosition = Pick<SyncRun, 'nextPage' | 'checkpoint' | 'deferredUntil' | 'handoff'>;
-
-/** The position of `partition`'s chain (undefined: the run's own), or undefined when it has none. */
-export function chainPosition(run: SyncRun, partition: number | undefined): ChainPosition | undefined {
-  if (partition === undefined) return run;
-  return run.partitions?.[String(partition)];
 }
 
 /**
@@ -62,13 +53,10 @@ export function pageMessage(
  * continuing from that chain's checkpoint.
  */
 export function expectedPage(run: SyncRun, partition?: number): PageMessage {
-  const chain = chainPosition(run, partition) ?? run;
+  const chain = chainAt(run, partition) ?? chainAt(run, undefined)!;
   return {
-    // Page 1 has no cursor; a later page continues where the last commit left off (null: the
-    // stream ended and only the finish is missing, which the step completes).
-    ...pageMessage(run, chain.nextPage, chain.nextPage > 1 ? (chain.checkpoint?.cursor ?? null) : null, {
-      partition,
-    }),
+    // Page 1 has no cursor; a later page continues where the last commit left off.
+    ...pageMessage(run, chain.nextPage, nextCursor(chain), { partition }),
     ...(chain.deferredUntil !== null ? { deferred: true } : {}),
   };
 }
@@ -83,11 +71,11 @@ export async function resendExpectedPage(
   reason: 'send_unconfirmed' | 'wait_exceeded' | 'duplicate_noticed',
   partition?: number,
 ): Promise<PageMessage | undefined> {
-  const chain = chainPosition(run, partition);
+  const chain = chainAt(run, partition);
   if (!chain?.handoff) return undefined;
   const message = expectedPage(run, partition);
-  const renewed = await chainOf(deps, partition).renewHandoff(
-    run.runId,
+  const renewed = await deps.chains.renewHandoff(
+    { runId: run.runId, partition },
     run.epoch,
     chain.nextPage,
     chain.handoff.at,

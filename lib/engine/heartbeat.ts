@@ -1,5 +1,4 @@
 import { RunCancelledError, RunFencedError, RunFinishedError, RunNotFoundError } from '../store/errors.js';
-import { chainOf } from './chain.js';
 import type { EngineDeps } from './deps.js';
 
 /** A running heartbeat; {@link Heartbeat.signal} aborts when the run is lost to this worker. */
@@ -26,7 +25,6 @@ export function startHeartbeat(
   /** A partition's worker beats on its partition; undefined: on the run. */
   partition?: number,
 ): Heartbeat {
-  const chain = chainOf(deps, partition);
   const controller = new AbortController();
   let reason: Error | undefined;
   let inFlight = false;
@@ -34,7 +32,7 @@ export function startHeartbeat(
     if (inFlight || controller.signal.aborted) return;
     inFlight = true;
     try {
-      await chain.heartbeat(runId, epoch, deps.clock.now());
+      await deps.chains.heartbeat({ runId, partition }, epoch, deps.clock.now());
     } catch (error) {
       if (
         error instanceof RunFencedError ||

@@ -1,4 +1,5 @@
 import type { PageMessage } from '../queue/page-message.js';
+import { chainAt } from '../run/chains.js';
 import type { SyncRun } from '../run/model.js';
 
 /** Why a page message is acknowledged without work. */
@@ -29,15 +30,12 @@ export function dropReason(run: SyncRun | undefined, message: PageMessage): Drop
     return `run_${run.state}`;
   if (message.epoch < run.epoch) return 'stale_epoch';
   if (message.epoch > run.epoch) return 'future_epoch';
-  if (message.partition !== undefined) {
-    // A partition's page is judged against its own chain.
-    const partition = run.partitions?.[String(message.partition)];
-    if (!partition) return run.nextPage > 1 ? 'partition_unknown' : 'page_out_of_order';
-    if (partition.state !== 'running' || message.page < partition.nextPage) return 'duplicate_page';
-    if (message.page > partition.nextPage) return 'page_out_of_order';
-    return undefined;
-  }
-  if (message.page < run.nextPage) return 'duplicate_page';
-  if (message.page > run.nextPage) return 'page_out_of_order';
+  // A page is judged against its own chain: the run's, or its partition's.
+  const chain = chainAt(run, message.partition);
+  if (!chain) return run.nextPage > 1 ? 'partition_unknown' : 'page_out_of_order';
+  if (message.page < chain.nextPage) return 'duplicate_page';
+  if (message.page > chain.nextPage) return 'page_out_of_order';
+  // The chain read to its end (a partition done or idle): nothing is due on it.
+  if (chain.state !== 'running') return 'duplicate_page';
   return undefined;
 }

@@ -3,14 +3,15 @@ import { secretReferences } from '../connectors/secret-binding.js';
 import { type HarvesterLogger, workLogger } from '../observability/logger.js';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
+import { chainAt } from '../run/chains.js';
 import type { SyncRun } from '../run/model.js';
+import { partitionOf } from '../run/partitions.js';
 import { lastProgressAt } from '../run/silence.js';
 import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../store/errors.js';
-import { chainOf } from './chain.js';
 import { failUnavailable } from './deferral.js';
 import { type EngineDeps, SimulatedCrashError } from './deps.js';
-import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { chainPosition, resendExpectedPage } from './handoff.js';
+import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from './finish.js';
+import { resendExpectedPage } from './handoff.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 import { fetchAndLoad } from './page-work.js';
@@ -48,12 +49,21 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     log.info('message dropped', { reason: drop });
     return { outcome: 'dropped', reason: drop ?? 'run_not_found' };
   }
+  if (run.inlineChains) {
+    log.warn('run stored by an earlier version; ending it', { reason: CHAINS_INLINE });
+    await endInlineRun(deps, run);
+    return { outcome: 'failed', reason: CHAINS_INLINE };
+  }
   let claimed = false;
   try {
-    if (!(run.state === 'queued' && message.partition === undefined && (await startOnce(deps, run)))) {
-      // The first heartbeat of the step, before any work: silence from here on means this worker died.
-      await chainOf(deps, message.partition).claim(run.runId, run.epoch, message.page, deps.clock.now());
-    }
+    if (run.state === 'queued') await startOnce(deps, run);
+    // The first heartbeat of the step, before any work: silence from here on means this worker died.
+    await deps.chains.claim(
+      { runId: run.runId, partition: message.partition },
+      run.epoch,
+      message.page,
+      deps.clock.now(),
+    );
     claimed = true;
     if (run.state === 'queued') run = await deps.runs.require(run.runId);
     const early = await continuationChecks(deps, run, message, log);
@@ -81,7 +91,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
 
 /** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
 function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
-  const chain = chainPosition(run, message.partition);
+  const chain = chainAt(run, message.partition);
   const handoff = chain?.handoff ?? null;
   return (
     chain !== undefined &&
@@ -102,8 +112,8 @@ function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): bo
  */
 async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLogger): Promise<void> {
   try {
-    await chainOf(deps, message.partition).handBack(
-      message.runId,
+    await deps.chains.handBack(
+      { runId: message.runId, partition: message.partition },
       message.epoch,
       message.page,
       deps.clock.now(),
@@ -113,19 +123,17 @@ async function handBack(deps: EngineDeps, message: PageMessage, log: HarvesterLo
   }
 }
 
-/** queued → running; false when a concurrent delivery of page 1 already started the run. */
-async function startOnce(deps: EngineDeps, run: SyncRun): Promise<boolean> {
+/** queued → running, unless a concurrent delivery of page 1 already started the run. */
+async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
   try {
     await deps.runs.start(run.runId, run.epoch, deps.clock.now());
-    return true;
   } catch (error) {
     if (!(error instanceof RunStateError)) throw error;
     // Someone else started it at this epoch; the page's own conditions arbitrate from here.
-    return false;
   }
 }
 
-/** Checks made before any fetch: the freshness budget on wake-up, the end-of-stream marker, the page budget. */
+/** Checks made before any fetch: the freshness budget on wake-up, the page budget. */
 async function continuationChecks(
   deps: EngineDeps,
   run: SyncRun,
@@ -137,17 +145,8 @@ async function continuationChecks(
     log.warn('deferred page woke past the progress budget; the source stayed unavailable');
     return failUnavailable(deps, run, message, 'the page was deferred past the progress budget');
   }
-  if (message.partition !== undefined) {
-    // The page budget counts every partition's pages: it bounds the run, not one chain.
-    if (run.progress.pages + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-    return undefined;
-  }
-  if (message.page > 1 && message.cursor === null) {
-    // Resumed after the last page was committed but before the run was ended: finish it now.
-    await finishSucceeded(deps, run, run.checkpoint?.watermark ?? null);
-    return { outcome: 'committed', next: 'finished' };
-  }
-  if (message.page > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
+  // The page budget counts the pages of every chain: it bounds the run, not one chain.
+  if (run.progress.pages + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
   return undefined;
 }
 
@@ -187,7 +186,7 @@ async function processOwnedPage(
     run,
     params: run.params as unknown as RunParams,
     message,
-    partition: message.partition === undefined ? undefined : run.partitions?.[String(message.partition)],
+    partition: partitionOf(run, message.partition),
     connector,
     config: parsed.data,
     heartbeat,

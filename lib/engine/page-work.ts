@@ -9,9 +9,9 @@ import { deadLetterEntryId } from '../store/dead-letters.js';
 import { DuplicatePageError } from '../store/errors.js';
 import type { ItemProvenance } from '../store/item-provenance.js';
 import { connectorContext } from './connector-context.js';
+import { continueRun } from './continue.js';
 import { deferPage } from './deferral.js';
-import { endRun, failOverBudget, finishSucceeded } from './finish.js';
-import { pageMessage, sendPage } from './handoff.js';
+import { endRun } from './finish.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
 import { carriedPosition, POSITION_TOO_LARGE, PositionTooLargeError, resolvedPosition } from './positions.js';
@@ -348,8 +348,8 @@ export async function commitAndContinue(
   }
   if (context.partition) return commitPartitionPage(context, context.partition, { ...page, cursor });
   try {
-    await deps.runs.commitPage({
-      runId: run.runId,
+    await deps.chains.commit({
+      ref: { runId: run.runId },
       epoch: run.epoch,
       page: message.page,
       checkpoint: { cursor, watermark: page.watermark },
@@ -368,14 +368,10 @@ export async function commitAndContinue(
   deps.metrics.count(METRIC.pagesCommitted);
   await onCommitted?.();
   await context.checkpointHook('afterCommit');
-  if (cursor === null) {
-    // The watermark just committed with the last page: no need to read the run back.
-    await finishSucceeded(deps, run, page.watermark);
-    return { outcome: 'committed', next: 'finished' };
-  }
-  if (message.page + 1 > deps.limits.maxPagesPerRun) return failOverBudget(deps, run);
-  await sendPage(deps, pageMessage(run, message.page + 1, cursor));
-  return { outcome: 'committed', next: 'enqueued' };
+  // The watermark just committed with the page: no need to read the run back.
+  const next = await continueRun(deps, run, message.page, cursor, page.watermark);
+  if (next === 'over_budget') return { outcome: 'failed', reason: 'page_budget_exceeded' };
+  return { outcome: 'committed', next };
 }
 
 /** A position larger than a run may keep: the run ends failed at its last checkpoint, saying why. */

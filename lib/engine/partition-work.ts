@@ -1,8 +1,8 @@
 import { METRIC } from '../observability/metrics.js';
 import type { Partition, SyncRun } from '../run/model.js';
 import { advanceLatest, lowerCeiling, partitionedWatermark, partitionsOf } from '../run/partitions.js';
+import type { ChainCommit, ChainEnding } from '../store/chains.js';
 import { DuplicatePageError, RunStateError } from '../store/errors.js';
-import type { PartitionCommit, PartitionEnding } from '../store/partitions.js';
 import type { EngineDeps } from './deps.js';
 import { finishSucceeded } from './finish.js';
 import { pageMessage, sendPage } from './handoff.js';
@@ -32,21 +32,22 @@ export async function commitPartitionPage(
   },
 ): Promise<StepResult> {
   const { deps, run, message } = context;
-  const commit: PartitionCommit = {
-    runId: run.runId,
+  const commit: ChainCommit = {
+    ref: { runId: run.runId, partition: partition.index },
     epoch: run.epoch,
-    partition: partition.index,
     page: message.page,
     checkpoint: { cursor: page.cursor, watermark: page.watermark },
-    ceiling: lowerCeiling(partition.ceiling, page.ceiling),
-    ...advanceLatest(partition, page.read ?? []),
+    keyset: {
+      ceiling: lowerCeiling(partition.ceiling, page.ceiling),
+      ...advanceLatest(partition, page.read ?? []),
+    },
     processed: page.processed,
     errors: page.errors,
     now: deps.clock.now(),
   };
-  let after: SyncRun;
+  let ending: ChainEnding | undefined;
   try {
-    after = await commitWithEnding(deps, commit, partition, run);
+    ending = await commitWithEnding(deps, commit, partition, run);
   } catch (error) {
     if (error instanceof DuplicatePageError)
       return droppedAsDuplicate(context, 'partition page already committed by another delivery; dropping');
@@ -58,10 +59,15 @@ export async function commitPartitionPage(
     await sendPage(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
     return { outcome: 'committed', next: 'enqueued' };
   }
+  // Read after the commit: the partitions that ended meanwhile decide what follows this one.
+  const after = await deps.runs.require(run.runId);
   context.log.info('partition read its window to the end', {
     state: after.partitions?.[String(partition.index)]?.state,
     openPartitions: after.openPartitions,
   });
+  // Exactly one commit takes the open count to 0: the open window's `last_open`; it ends the run.
+  if (after.openPartitions === 0 && ending !== 'last_open')
+    return { outcome: 'committed', next: 'partition_done' };
   return continueAfterPartition(deps, after, run.epoch);
 }
 
@@ -73,19 +79,21 @@ export async function commitPartitionPage(
  */
 async function commitWithEnding(
   deps: EngineDeps,
-  commit: PartitionCommit,
+  commit: ChainCommit,
   partition: Partition,
   run: SyncRun,
-): Promise<SyncRun> {
+): Promise<ChainEnding | undefined> {
   if (commit.checkpoint.cursor !== null || partition.window.until !== null) {
-    return deps.partitions.commit(commit);
+    await deps.chains.commit(commit);
+    return commit.checkpoint.cursor === null ? 'done' : undefined;
   }
   // A first guess from the run as the step read it; the condition decides.
   const othersOpen = partitionsOf(run).some((p) => p.index !== partition.index && p.state !== 'done');
-  let ending: PartitionEnding = othersOpen ? 'idle' : 'last_open';
+  let ending: ChainEnding = othersOpen ? 'idle' : 'last_open';
   for (let attempt = 0; ; attempt++) {
     try {
-      return await deps.partitions.commit({ ...commit, ending });
+      await deps.chains.commit({ ...commit, ending });
+      return ending;
     } catch (error) {
       // Refused on the open count alone (the run and the page still match): the other ending holds.
       if (!(error instanceof RunStateError) || attempt >= 3) throw error;
@@ -124,10 +132,9 @@ export async function startTailPass(
   epoch: number,
 ): Promise<boolean> {
   const from = partition.latest ?? partition.tailFrom ?? partition.window.from;
-  const armed = await deps.partitions.armTail(
-    run.runId,
+  const armed = await deps.chains.armTail(
+    { runId: run.runId, partition: partition.index },
     epoch,
-    partition.index,
     from,
     partition.nextPage,
     deps.clock.now(),

@@ -1,5 +1,5 @@
 import { METRIC } from '../observability/metrics.js';
-import { newPartitions, partitionBound, windowsOf } from '../run/partitions.js';
+import { partitionBound, windowsOf } from '../run/partitions.js';
 import { DuplicatePageError } from '../store/errors.js';
 import { connectorContext } from './connector-context.js';
 import { deferPage } from './deferral.js';
@@ -76,13 +76,7 @@ export async function planPartitions(context: StepContext): Promise<StepResult> 
   }
   const now = deps.clock.now();
   try {
-    await deps.partitions.plan({
-      runId: run.runId,
-      epoch: run.epoch,
-      partitions: newPartitions(windows, now),
-      total: plan.total,
-      now,
-    });
+    await deps.chains.plan({ runId: run.runId, epoch: run.epoch, windows, total: plan.total, now });
   } catch (error) {
     if (error instanceof DuplicatePageError) {
       deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: 'duplicate_page' });

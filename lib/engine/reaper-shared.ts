@@ -72,7 +72,11 @@ export function adoptedParams(
 export async function failCrashLoop(
   deps: EngineDeps,
   run: SyncRun,
-  at?: { page: number; cursor: string | null; window: { from: string | null; until: string | null } },
+  at?: {
+    page: number;
+    cursor: string | null;
+    window: { from: string | null; until: string | null } | undefined;
+  },
 ): Promise<void> {
   const now = deps.clock.now();
   const page = at?.page ?? run.nextPage;
@@ -125,6 +129,6 @@ export async function restartStale(
     });
     return 'restart_limit';
   }
-  await rearm(deps, run, { verdict: 'checkpoint_stale', from: 'scratch', countRestart: true });
+  await rearm(deps, run, { verdict: 'checkpoint_stale', countRestart: true });
   return 'checkpoint_stale';
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { METRIC } from '../observability/metrics.js';
 import type { PageMessage } from '../queue/page-message.js';
 import { UnsendableMessageError } from '../queue/sendable.js';
+import { chainAt } from '../run/chains.js';
 import { isActive } from '../run/model.js';
 import type { EngineDeps } from './deps.js';
 import { endRun } from './finish.js';
@@ -129,9 +130,8 @@ export const UNKNOWN_SOURCE = '_unknown';
 async function expectsPage(deps: EngineDeps, page: PageIdentity): Promise<boolean> {
   const run = await deps.runs.get(page.runId);
   if (!run || run.epoch !== page.epoch) return false;
-  if (page.partition === undefined) return run.nextPage === page.page;
-  const partition = run.partitions?.[String(page.partition)];
-  return partition?.state === 'running' && partition.nextPage === page.page;
+  const chain = chainAt(run, page.partition);
+  return chain?.state === 'running' && chain.nextPage === page.page;
 }
 
 /** The run, epoch and page a malformed body names, read leniently; undefined when it names none. */

@@ -130,6 +130,11 @@ export interface SyncRun {
   readonly partitions?: Readonly<Record<string, Partition>>;
   /** Partitions not done yet; the commit that takes it to 0 ends the run. Absent when not partitioned. */
   readonly openPartitions?: number;
+  /**
+   * Set on a run stored by an earlier version, with its page chains inside the run item: it is
+   * readable, but no worker continues it (an active one is ended failed, `chains_inline`).
+   */
+  readonly inlineChains?: true;
 }
 
 /**

@@ -1,6 +1,5 @@
 import { compactId, idSet } from './compact-ids.js';
 import type { Checkpoint, Partition, SyncRun } from './model.js';
-import type { SilenceInput } from './silence.js';
 
 /**
  * Partitioned runs, the pure part: how many partitions, which windows, and what a run made of
@@ -88,6 +87,19 @@ export function partitionsOf(run: Pick<SyncRun, 'partitions'>): Partition[] {
   return Object.values(run.partitions ?? {}).sort((a, b) => a.index - b.index);
 }
 
+/** The partition a page message names, or undefined (none named, or the run has no such partition). */
+export function partitionOf(
+  run: Pick<SyncRun, 'partitions'>,
+  partition: number | undefined,
+): Partition | undefined {
+  return partition === undefined ? undefined : run.partitions?.[String(partition)];
+}
+
+/** How many partitions the run was split into (0: read as one stream). */
+export function partitionCount(run: Pick<SyncRun, 'partitions'>): number {
+  return Object.keys(run.partitions ?? {}).length;
+}
+
 /** True when the run was split into partitions. */
 export function isPartitioned(run: Pick<SyncRun, 'partitions'>): boolean {
   return run.partitions !== undefined && Object.keys(run.partitions).length > 0;
@@ -121,16 +133,6 @@ export function partitionedWatermark(
   const capped = latest <= ceiling ? latest : ceiling;
   // The ceiling never takes the watermark below where the run started: that point was already stored.
   return starting !== null && capped < starting ? starting : capped;
-}
-
-/** A partition's fields in the shape the silence judgement reads (the same rules, per chain). */
-export function partitionSilenceInput(partition: Partition): SilenceInput {
-  return {
-    heartbeatAt: partition.heartbeatAt,
-    deferredUntil: partition.deferredUntil,
-    handoff: partition.handoff,
-    nextPage: partition.nextPage,
-  };
 }
 
 /** The latest commit of any partition (progress of the run as a whole), or null. */

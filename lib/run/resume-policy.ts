@@ -1,7 +1,9 @@
 import { RELIABILITY } from '../config/constants.js';
 import type { ResumeVerdict, SyncRun } from './model.js';
+import { isPartitioned } from './partitions.js';
+import { lastProgressAt } from './silence.js';
 
-/** What the reaper does with a silent run. */
+/** What the reaper does with a run one of whose chains' workers went silent. */
 export type ResumeDecision =
   | { readonly action: 'resume'; readonly verdict: 'resumed' }
   | {
@@ -13,10 +15,17 @@ export type ResumeDecision =
     }
   | { readonly action: 'fail'; readonly verdict: 'restart_limit' };
 
+/** The run as the decision reads it. */
+export type ResumableRun = Pick<
+  SyncRun,
+  'mode' | 'checkpoint' | 'restarts' | 'paramsHash' | 'state' | 'nextPage' | 'partitions'
+> &
+  Partial<Pick<SyncRun, 'startedAt' | 'createdAt' | 'resume'>>;
+
 /** Everything the decision depends on; no I/O. */
 export interface ResumeInput {
-  readonly run: Pick<SyncRun, 'mode' | 'checkpoint' | 'restarts' | 'paramsHash' | 'state' | 'nextPage'>;
-  /** Whether the connector (for this source's config) streams in global modification-time order. */
+  readonly run: ResumableRun;
+  /** Whether the stream (for the source's current config) has a stable position: ordered by modification time with a keyset position, or by an immutable key. */
   readonly orderedByModifiedTime: boolean;
   /** The params hash the run would have if it started now (detects reconfiguration). */
   readonly currentParamsHash: string;
@@ -25,63 +34,54 @@ export interface ResumeInput {
   readonly freshnessMs?: number;
 }
 
+/** Modes whose runs continue from their position: they only load what they read, and tombstone nothing. */
+const RESUMABLE_MODES: readonly string[] = ['incremental', 'full'];
+
 /**
- * Decides how a silent run continues. Order matters and each rule has a reason:
+ * When the position the run would continue from was written, or null when it has none. A run
+ * read as one stream has a position once a page is committed: its checkpoint. A partitioned
+ * run's plan is a position already — every partition continues from its own checkpoint, or from
+ * its window's start — written when the run was planned or last committed a page.
+ */
+export function positionAt(run: ResumableRun): number | null {
+  if (isPartitioned(run)) {
+    return lastProgressAt({
+      startedAt: null,
+      createdAt: 0,
+      resume: { reason: 'resumed', from: 'checkpoint', at: 0 },
+      ...run,
+    });
+  }
+  if (run.state === 'queued' || run.checkpoint === null || run.nextPage <= 1) return null;
+  return run.checkpoint.at;
+}
+
+/**
+ * Decides how a run continues after a worker of one of its chains went silent; the same rule for
+ * every run, one stream or partitioned (see docs/design.md). Order matters and each rule has a
+ * reason:
  * 1. a run that died `maxRestarts` times is a crash loop: fail it (`restart_limit`) instead of burning workers;
  * 2. a run belongs to the parameters it started with (`params_changed`) — checked before any
- *    page is committed too, so a run reconfigured before its first commit adopts the new config
- *    instead of restarting with the old one;
- * 3. with no committed page there is nothing to resume (`no_checkpoint`);
- * 4. old cursors are stale (`checkpoint_stale`, 6 h);
- * 5. only incremental runs resume (`mode_not_resumable`): full and reconciliation runs must see
- *    the whole catalog in one pass, retry-failed runs re-read dead letters that are still open;
- * 6. and only over a stream ordered by modification time (`stream_unordered`), where everything
- *    before the cursor is known to be loaded.
+ *    page is committed too, so a run reconfigured before its first commit adopts the new config;
+ * 3. with no position there is nothing to resume (`no_checkpoint`);
+ * 4. old positions are stale (`checkpoint_stale`, 6 h);
+ * 5. reconciliation and retry-failed runs never resume (`mode_not_resumable`): a reconciliation
+ *    must see the whole catalog in one pass, a retry-failed run re-reads dead letters still open;
+ *    full and incremental runs do, since they only load what they read;
+ * 6. and only over a stream with a stable position (`stream_unordered`), where everything
+ *    before the position is known to be loaded.
  */
 export function decideResume(input: ResumeInput): ResumeDecision {
   const { run } = input;
   if (run.restarts >= (input.maxRestarts ?? RELIABILITY.maxRestartsPerRun))
     return { action: 'fail', verdict: 'restart_limit' };
   if (run.paramsHash !== input.currentParamsHash) return { action: 'restart', verdict: 'params_changed' };
-  if (run.state === 'queued' || run.checkpoint === null || run.nextPage <= 1) {
-    return { action: 'restart', verdict: 'no_checkpoint' };
-  }
-  if (input.now - run.checkpoint.at > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs)) {
+  const at = positionAt(run);
+  if (at === null) return { action: 'restart', verdict: 'no_checkpoint' };
+  if (input.now - at > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs)) {
     return { action: 'restart', verdict: 'checkpoint_stale' };
   }
-  if (run.mode !== 'incremental') return { action: 'restart', verdict: 'mode_not_resumable' };
+  if (!RESUMABLE_MODES.includes(run.mode)) return { action: 'restart', verdict: 'mode_not_resumable' };
   if (!input.orderedByModifiedTime) return { action: 'restart', verdict: 'stream_unordered' };
-  return { action: 'resume', verdict: 'resumed' };
-}
-
-/** Everything the decision for a partitioned run depends on; no I/O. */
-export interface PartitionedResumeInput {
-  readonly run: Pick<SyncRun, 'restarts' | 'paramsHash'>;
-  readonly currentParamsHash: string;
-  /** When the run last made progress: its latest partition commit, its plan or its last re-arm. */
-  readonly lastProgressAt: number;
-  readonly now: number;
-  readonly maxRestarts?: number;
-  readonly freshnessMs?: number;
-}
-
-/**
- * Decides how a partitioned run continues after one of its partitions' workers went silent. The
- * rules of {@link decideResume}, minus the ones its position makes moot: a partitioned run was
- * planned only over a stream ordered by modification time with a keyset position, and its plan
- * and every partition's checkpoint are positions in that stream — everything before each
- * partition's position in its window is stored — so full and first incremental runs alike resume
- * every unfinished partition where it stood, even one that committed nothing yet (its position is
- * its window's start). Crash loops still fail (`restart_limit`); a reconfigured source
- * (`params_changed`) or a position older than the freshness budget (`checkpoint_stale`) restarts
- * the run from scratch, which plans it again.
- */
-export function decidePartitionedResume(input: PartitionedResumeInput): ResumeDecision {
-  if (input.run.restarts >= (input.maxRestarts ?? RELIABILITY.maxRestartsPerRun))
-    return { action: 'fail', verdict: 'restart_limit' };
-  if (input.run.paramsHash !== input.currentParamsHash)
-    return { action: 'restart', verdict: 'params_changed' };
-  if (input.now - input.lastProgressAt > (input.freshnessMs ?? RELIABILITY.checkpointFreshnessMs))
-    return { action: 'restart', verdict: 'checkpoint_stale' };
   return { action: 'resume', verdict: 'resumed' };
 }

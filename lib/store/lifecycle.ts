@@ -1,8 +1,17 @@
-import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
-import { LockNotHeldError, RunNotFoundError, transactionReasons } from './errors.js';
+import { chainRefsOfItem } from './chain-reads.js';
+import { LockNotHeldError, RunNotFoundError, RunStateError, transactionReasons } from './errors.js';
+import { endWrites, partitionGuard } from './run-chains.js';
 import { SourceStore, type SourceWatermark } from './sources.js';
 import { type NewRun, SyncRunStore } from './sync-runs.js';
+
+type RunUpdate = ReturnType<typeof SyncRunStore.cancelUpdate> | ReturnType<typeof SyncRunStore.finishUpdate>;
 
 /** How a run ends. */
 export interface RunEnding {
@@ -33,19 +42,12 @@ export class RunLifecycle {
 
   /** Creates the queued run and takes its source's lock; {@link SourceBusyError} names the active run. */
   async createHoldingLock(run: NewRun): Promise<SyncRun> {
-    const item = SyncRunStore.newItem(run);
     try {
       await this.doc.send(
         new TransactWriteCommand({
           TransactItems: [
             { Update: SourceStore.acquireUpdate(this.sources.tableName, run.sourceId, run.runId, run.now) },
-            {
-              Put: {
-                TableName: this.runs.tableName,
-                Item: item,
-                ConditionExpression: 'attribute_not_exists(runId)',
-              },
-            },
+            ...SyncRunStore.newItems(this.runs.tableName, run),
           ],
         }),
       );
@@ -60,63 +62,87 @@ export class RunLifecycle {
 
   /**
    * Ends the run and releases the lock (committing the watermark on success) in one
-   * transaction. If the run's own condition fails the store's error says why (fenced, cancelled,
-   * already ended). If only the lock was not held — it should always be — the run still ends.
+   * transaction, which also marks every chain of the run ended. If the run's own condition fails
+   * the store's error says why (fenced, cancelled, already ended). If only the lock was not held —
+   * it should always be — the run still ends.
    */
   async finish(ending: RunEnding): Promise<void> {
-    try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: { TableName: this.runs.tableName, ...SyncRunStore.finishUpdate(ending.runId, ending) },
-            },
-            {
-              Update: SourceStore.releaseUpdate(
-                this.sources.tableName,
-                ending.sourceId,
-                ending.runId,
-                ending.state === 'succeeded' ? ending.watermark : undefined,
-              ),
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      const reasons = transactionReasons(error);
-      if (!reasons) throw error;
-      if (reasons[0] === 'ConditionalCheckFailed') {
-        throw await this.runs.explainRefusal(ending.runId, { epoch: ending.epoch ?? undefined }, error);
-      }
-      if (reasons[1] === 'ConditionalCheckFailed') {
-        await this.runs.finish(ending.runId, ending);
-        return;
-      }
-      throw error;
-    }
+    await this.end(
+      ending.runId,
+      { epoch: ending.epoch ?? undefined },
+      SyncRunStore.finishUpdate(ending.runId, ending),
+      SourceStore.releaseUpdate(
+        this.sources.tableName,
+        ending.sourceId,
+        ending.runId,
+        ending.state === 'succeeded' ? ending.watermark : undefined,
+      ),
+      ending.now,
+    );
   }
 
   /** Cancels an active run and releases its lock. Terminal runs fail with the store's error (409 at the API). */
   async cancel(runId: string, now: number): Promise<SyncRun> {
     const run = await this.runs.get(runId);
     if (!run) throw new RunNotFoundError(`run ${runId} not found`, { runId });
-    try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Update: { TableName: this.runs.tableName, ...SyncRunStore.cancelUpdate(runId, now) } },
-            { Update: SourceStore.releaseUpdate(this.sources.tableName, run.sourceId, runId) },
-          ],
-        }),
-      );
-    } catch (error) {
-      const reasons = transactionReasons(error);
-      if (!reasons) throw error;
-      if (reasons[0] === 'ConditionalCheckFailed') throw await this.runs.explainRefusal(runId, {}, error);
-      if (reasons[1] === 'ConditionalCheckFailed') await this.runs.cancel(runId, now);
-      else throw error;
-    }
+    await this.end(
+      runId,
+      {},
+      SyncRunStore.cancelUpdate(runId, now),
+      SourceStore.releaseUpdate(this.sources.tableName, run.sourceId, runId),
+      now,
+    );
     return this.runs.require(runId);
+  }
+
+  /**
+   * One end of a run: the run item's update, the lock's release and every chain's end mark. The
+   * chains are those the run item names, and the update is conditioned on the run still having
+   * them (a plan that added partitions meanwhile makes it read and try again).
+   */
+  private async end(
+    runId: string,
+    expected: { epoch?: number | undefined },
+    update: RunUpdate,
+    release: ReturnType<typeof SourceStore.releaseUpdate>,
+    now: number,
+  ): Promise<void> {
+    let withRelease = true;
+    for (let attempt = 1; ; attempt++) {
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.runs.tableName, Key: { runId }, ConsistentRead: true }),
+      );
+      const guard = partitionGuard((Item?.partitionCount ?? 0) as number);
+      const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+        {
+          Update: {
+            TableName: this.runs.tableName,
+            ...update,
+            ConditionExpression: `${update.ConditionExpression} AND ${guard.condition}`,
+            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...guard.values },
+          },
+        },
+        ...(withRelease ? [{ Update: release }] : []),
+        ...endWrites(this.runs.tableName, Item ? chainRefsOfItem(Item) : [], now),
+      ];
+      try {
+        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        return;
+      } catch (error) {
+        const reasons = transactionReasons(error);
+        if (!reasons) throw error;
+        if (reasons[0] === 'ConditionalCheckFailed') {
+          const refusal = await this.runs.explainRefusal(runId, expected, error);
+          if (!(refusal instanceof RunStateError) || attempt >= 3) throw refusal;
+          continue;
+        }
+        if (withRelease && reasons[1] === 'ConditionalCheckFailed') {
+          withRelease = false;
+          continue;
+        }
+        throw error;
+      }
+    }
   }
 
   /** Releases a lock whose holder already ended (repair path used by the reaper). */

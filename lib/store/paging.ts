@@ -43,18 +43,23 @@ export function decodeCursor(cursor: string | undefined): Record<string, unknown
 
 /**
  * Deletes every item a query finds, 25 keys per BatchWriteItem (retrying unprocessed keys).
- * Returns how many were deleted. `keyOf` picks the table key from a (projected) item.
+ * Returns how many items the query found. `keyOf` picks the table key from a (projected) item,
+ * or several keys: the item's and those of items stored beside it.
  */
 export async function deleteAllQueried(
   doc: DynamoDBDocumentClient,
   input: QueryCommandInput,
-  keyOf: (item: Record<string, unknown>) => Record<string, unknown>,
+  keyOf: (item: Record<string, unknown>) => Record<string, unknown> | Record<string, unknown>[],
 ): Promise<number> {
   const items = await queryAll(doc, input);
-  for (let i = 0; i < items.length; i += 25) {
-    let requests: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = items
+  const keys = items.flatMap((item) => {
+    const key = keyOf(item);
+    return Array.isArray(key) ? key : [key];
+  });
+  for (let i = 0; i < keys.length; i += 25) {
+    let requests: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = keys
       .slice(i, i + 25)
-      .map((item) => ({ DeleteRequest: { Key: keyOf(item) } }));
+      .map((key) => ({ DeleteRequest: { Key: key } }));
     for (let attempt = 0; requests && requests.length > 0; attempt++) {
       if (attempt > 0)
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));

@@ -9,10 +9,53 @@ import type {
   RunTrigger,
   SyncRun,
 } from '../run/model.js';
+import { type NO_COUNTS, type StoredChain, toPartition } from './chain-item.js';
 
-/** Converts a stored SyncRun item into the model, filling attributes a run does not have yet with null. */
-export function toSyncRun(item: Record<string, unknown>): SyncRun {
-  const progress = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
+/**
+ * Converts a stored run item and its chain items into the model. The run's own chain gives the
+ * run-level position (next page, checkpoint, handoff, deferral); its partitions' chains give
+ * `partitions`. Progress is exact at every moment: the run item holds the counts of every chain
+ * that is done (each chain's last commit adds its counts to the run in the same transaction),
+ * and the chains still open add their own.
+ */
+export function toSyncRun(item: Record<string, unknown>, chains: readonly StoredChain[] = []): SyncRun {
+  if (item.nextPage !== undefined) return inlineRun(item);
+  const own = chains.find((c) => c.partition === undefined);
+  const open = chains.filter((c) => c.state !== 'done');
+  const sum = (key: keyof typeof NO_COUNTS) => open.reduce((total, chain) => total + chain[key], 0);
+  const stored = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
+  const tombstoned = ((item.tombstoned ?? 0) as number) + sum('tombstoned');
+  const gone = ((item.gone ?? 0) as number) + sum('gone');
+  const partitionCount = (item.partitionCount ?? 0) as number;
+  const partitions = chains.filter((c) => c.partition !== undefined);
+  return {
+    ...runLevel(item),
+    nextPage: own?.nextPage ?? 1,
+    checkpoint: own?.checkpoint ?? null,
+    progress: {
+      processed: (stored.processed ?? 0) + sum('processed'),
+      total: stored.total ?? own?.total ?? null,
+      pages: (stored.pages ?? 0) + sum('pages'),
+      ...(tombstoned > 0 ? { tombstoned } : {}),
+      ...(gone > 0 ? { gone } : {}),
+    },
+    errorCount: ((item.errorCount ?? 0) as number) + sum('errorCount'),
+    heartbeatAt: Math.max(item.heartbeatAt as number, own?.heartbeatAt ?? 0),
+    deferredUntil: own?.deferredUntil ?? null,
+    handoff: own?.handoff ?? null,
+    ...(partitionCount > 0
+      ? {
+          partitions: Object.fromEntries(
+            partitions.map((c) => [String(c.partition), toPartition(c, c.partition as number)]),
+          ),
+          openPartitions: (item.openPartitions ?? 0) as number,
+        }
+      : {}),
+  };
+}
+
+/** The attributes every run item holds, whatever its layout. */
+function runLevel(item: Record<string, unknown>) {
   return {
     runId: item.runId as string,
     sourceId: item.sourceId as string,
@@ -22,6 +65,26 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     paramsHash: item.paramsHash as string,
     state: item.state as RunState,
     epoch: item.epoch as number,
+    outboxAt: (item.outboxAt ?? null) as number | null,
+    restarts: (item.restarts ?? 0) as number,
+    resume: item.resume as ResumeRecord,
+    failure: (item.failure ?? null) as RunFailure | null,
+    createdAt: item.createdAt as number,
+    startedAt: (item.startedAt ?? null) as number | null,
+    finishedAt: (item.finishedAt ?? null) as number | null,
+    updatedAt: item.updatedAt as number,
+  };
+}
+
+/**
+ * A run stored by an earlier version, its chain (and partitions) inside the run item. Read as it
+ * was written, so its history stays visible; an active one is ended (see docs/design.md).
+ */
+function inlineRun(item: Record<string, unknown>): SyncRun {
+  const progress = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
+  return {
+    ...runLevel(item),
+    inlineChains: true,
     nextPage: item.nextPage as number,
     checkpoint: (item.checkpoint ?? null) as Checkpoint | null,
     progress: {
@@ -36,14 +99,6 @@ export function toSyncRun(item: Record<string, unknown>): SyncRun {
     heartbeatAt: item.heartbeatAt as number,
     deferredUntil: (item.deferredUntil ?? null) as number | null,
     handoff: (item.handoff ?? null) as Handoff | null,
-    outboxAt: (item.outboxAt ?? null) as number | null,
-    restarts: (item.restarts ?? 0) as number,
-    resume: item.resume as ResumeRecord,
-    failure: (item.failure ?? null) as RunFailure | null,
-    createdAt: item.createdAt as number,
-    startedAt: (item.startedAt ?? null) as number | null,
-    finishedAt: (item.finishedAt ?? null) as number | null,
-    updatedAt: item.updatedAt as number,
     ...(item.partitions ? { partitions: toPartitions(item.partitions as Record<string, unknown>) } : {}),
     ...(typeof item.openPartitions === 'number' ? { openPartitions: item.openPartitions } : {}),
   };

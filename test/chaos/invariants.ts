@@ -41,10 +41,11 @@ export interface Expected {
 }
 
 const RESTART_VERDICTS: Record<ChaosMode, readonly ResumeVerdict[]> = {
-  full: ['mode_not_resumable', 'no_checkpoint'],
+  // A full run resumes where an incremental one does (a stable stream), else restarts.
+  full: ['resumed', 'no_checkpoint', 'stream_unordered'],
   incremental: ['resumed', 'no_checkpoint'],
   dlq_retry: ['mode_not_resumable', 'no_checkpoint'],
-  live: ['resumed', 'no_checkpoint', 'mode_not_resumable'],
+  live: ['resumed', 'no_checkpoint', 'mode_not_resumable', 'stream_unordered'],
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -36,11 +36,9 @@ export class Zombie {
       this.reached();
       await thawed;
     };
-    const runs = Object.create(deps.runs) as EngineDeps['runs'];
-    runs.heartbeat = async (...args) => (this.paused ? undefined : deps.runs.heartbeat(...args));
-    // A partition's worker beats on its partition.
-    const partitions = Object.create(deps.partitions) as EngineDeps['partitions'];
-    partitions.heartbeat = async (...args) => (this.paused ? undefined : deps.partitions.heartbeat(...args));
+    // Every worker beats on its page chain (the run's own or a partition's).
+    const chains = Object.create(deps.chains) as EngineDeps['chains'];
+    chains.heartbeat = async (...args) => (this.paused ? undefined : deps.chains.heartbeat(...args));
     const items = Object.create(deps.items) as EngineDeps['items'];
     items.loadAll = async (...args) => {
       if (fault.pauseAt === 'beforeLoad' && !this.pausedOnce) await freeze();
@@ -48,8 +46,7 @@ export class Zombie {
     };
     const zombieDeps: EngineDeps = {
       ...deps,
-      runs,
-      partitions,
+      chains,
       items,
       hooks: {
         async at(point) {

@@ -121,7 +121,7 @@ describe('a crash at each step boundary', () => {
   );
 
   it.each(['beforeFetch', 'afterLoad'] as const)(
-    'at %s: a full run restarts from scratch and ends complete',
+    'at %s: a full run over a keyed stream resumes from its checkpoint, as an incremental one does, and ends complete',
     async (point) => {
       const { sourceId, fake } = await newSource();
 
@@ -129,7 +129,7 @@ describe('a crash at each step boundary', () => {
       await silenceThenReap();
       const run = await waitForRun(engine.deps, started.runId);
 
-      expect(run.resume.reason).toBe('mode_not_resumable');
+      expect(run.resume).toMatchObject({ reason: 'resumed', from: 'checkpoint' });
       expect(run.progress.pages).toBe(ENTITIES / PAGE_SIZE);
       await expectComplete(run, fake);
     },
@@ -152,11 +152,11 @@ describe('a zombie worker', () => {
     const atPause = new Promise<void>((resolve) => {
       reachedPause = resolve;
     });
-    const runs = Object.create(engine.deps.runs) as EngineDeps['runs'];
-    runs.heartbeat = async (...args) => (paused ? undefined : engine.deps.runs.heartbeat(...args));
+    const chains = Object.create(engine.deps.chains) as EngineDeps['chains'];
+    chains.heartbeat = async (...args) => (paused ? undefined : engine.deps.chains.heartbeat(...args));
     const zombie: EngineDeps = {
       ...engine.deps,
-      runs,
+      chains,
       hooks: {
         async at(point) {
           if (point !== 'afterLoad') return;
@@ -182,9 +182,9 @@ describe('a zombie worker', () => {
     release();
 
     expect(await zombieResult).toMatchObject({ outcome: 'stopped', reason: 'RunFencedError' });
-    await expect(engine.deps.runs.heartbeat(started.runId, 1, clock.now())).rejects.toBeInstanceOf(
-      RunFencedError,
-    );
+    await expect(
+      engine.deps.chains.heartbeat({ runId: started.runId }, 1, clock.now()),
+    ).rejects.toBeInstanceOf(RunFencedError);
     const after = await engine.deps.runs.require(started.runId);
     expect(after).toEqual(run);
     await expectComplete(after, fake);

@@ -85,7 +85,7 @@ describe('the reaper', () => {
   it('leaves a deferred run alone until its pause is over, then treats silence as usual', async () => {
     const runId = await queuedRunWithoutMessage('paused');
     await engine.deps.runs.start(runId, 1, clock.now());
-    await engine.deps.runs.defer(runId, 1, 1, clock.now() + 600_000, clock.now());
+    await engine.deps.chains.defer({ runId }, 1, 1, clock.now() + 600_000, clock.now());
 
     clock.advance(300_000);
     expect((await reap(engine.deps)).actions.map((a) => a.runId)).not.toContain(runId);
@@ -112,13 +112,14 @@ describe('the reaper', () => {
       await engine.deps.runs.fence({
         runId,
         epoch,
+        partitions: 0,
         resume: { reason: 'no_checkpoint', from: 'scratch', at },
         reset: true,
+        rearm: [{ page: 1 }],
         countRestart: true,
-        page: 1,
         now: at,
       });
-      await engine.deps.runs.claim(runId, epoch + 1, 1, at);
+      await engine.deps.chains.claim({ runId }, epoch + 1, 1, at);
     }
     clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
 

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { drainDeadMessage } from '../../lib/engine/drain.js';
 import { startRun } from '../../lib/engine/start-run.js';
+import { chainKey } from '../../lib/store/chain-item.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
@@ -84,7 +85,8 @@ describe('a page the queue would refuse', () => {
     await engine.aws.clients.doc.send(
       new UpdateCommand({
         TableName: engine.aws.names.syncRunsTable,
-        Key: { runId: run.runId },
+        // The run's own chain holds its checkpoint.
+        Key: chainKey({ runId: run.runId }),
         UpdateExpression: 'SET checkpoint.#cursor = :cursor',
         ExpressionAttributeNames: { '#cursor': 'cursor' },
         ExpressionAttributeValues: { ':cursor': `ks1.${'x'.repeat(8_700)}` },

@@ -111,11 +111,14 @@ const ConfigSchema = z.object({
   pageSize: z.number().int().positive().default(10),
   /** false: no windows (the connector is not keyed over modification time), for runs that must stay single. */
   ordered: z.boolean().default(true),
+  /** Characters of filler every cursor carries: a source whose tokens are long (a keyset position naming long ids). */
+  cursorPadding: z.number().int().min(0).default(0),
 });
 type Config = z.infer<typeof ConfigSchema>;
 
-function encode(position: Position): string {
-  return `mk.${Buffer.from(JSON.stringify(position)).toString('base64url')}`;
+function encode(position: Position, padding = 0): string {
+  const token = `mk.${Buffer.from(JSON.stringify(position)).toString('base64url')}`;
+  return padding > 0 ? `${token}.${'p'.repeat(padding)}` : token;
 }
 
 function decode(cursor: string | null, ctx: ConnectorContext): Position {
@@ -126,7 +129,7 @@ function decode(cursor: string | null, ctx: ConnectorContext): Position {
     // A window starts at `from` inclusive: the position is just before it.
     return { at: at === null ? null : justBefore(at), id: null, until: ctx.window?.until ?? null };
   }
-  return JSON.parse(Buffer.from(cursor.slice(3), 'base64url').toString()) as Position;
+  return JSON.parse(Buffer.from(cursor.slice(3).split('.')[0]!, 'base64url').toString()) as Position;
 }
 
 function justBefore(iso: string): string {
@@ -157,7 +160,10 @@ export const memoryKeyedConnector: Connector<Config> = {
     const more = listing.length > page.length;
     return {
       items: page,
-      nextCursor: more && last ? encode({ at: last.updatedAt, id: last.id, until: position.until }) : null,
+      nextCursor:
+        more && last
+          ? encode({ at: last.updatedAt, id: last.id, until: position.until }, config.cursorPadding)
+          : null,
       remaining: listing.length,
     };
   },

@@ -12,10 +12,9 @@ import {
   notReadYet,
   partitionBound,
   partitionedWatermark,
-  partitionSilenceInput,
   windowsOf,
 } from '../../lib/run/partitions.js';
-import { decidePartitionedResume } from '../../lib/run/resume-policy.js';
+import { decideResume } from '../../lib/run/resume-policy.js';
 import { judgeSilence, lastProgressAt } from '../../lib/run/silence.js';
 
 const T = 1_700_000_000_000;
@@ -161,10 +160,7 @@ describe('silence per partition', () => {
     ],
     ['a partition whose worker took the page and went silent is lost', { handoff: null }, 'lost'],
   ])('%s', (_name, overrides, kind) => {
-    const silence = judgeSilence(
-      partitionSilenceInput(partition(overrides)),
-      T + RELIABILITY.silenceThresholdMs + 1_000,
-    );
+    const silence = judgeSilence(partition(overrides), T + RELIABILITY.silenceThresholdMs + 1_000);
     expect(silence.kind).toBe(kind);
   });
 
@@ -184,28 +180,37 @@ describe('silence per partition', () => {
   });
 });
 
-describe('decidePartitionedResume', () => {
+describe('decideResume for a partitioned run', () => {
+  /** A planned run, no partition committed yet: its plan is its position. */
+  const planned = (mode: SyncRun['mode'], restarts = 0) => ({
+    mode,
+    state: 'running' as const,
+    restarts,
+    paramsHash: 'h',
+    nextPage: 2,
+    checkpoint: null,
+    startedAt: T,
+    createdAt: T,
+    resume: { reason: 'fresh_start' as const, from: 'scratch' as const, at: T },
+    partitions: { '0': partition(), '1': partition() },
+  });
   const input = {
-    run: { restarts: 0, paramsHash: 'h' },
+    run: planned('full'),
+    orderedByModifiedTime: true,
     currentParamsHash: 'h',
-    lastProgressAt: T,
     now: T + 60_000,
   };
 
-  it('resumes every partition where it stood, in full and incremental alike', () => {
-    expect(decidePartitionedResume(input)).toEqual({ action: 'resume', verdict: 'resumed' });
+  it.each(['full', 'incremental'] as const)('resumes every partition where it stood (%s)', (mode) => {
+    expect(decideResume({ ...input, run: planned(mode) })).toEqual({ action: 'resume', verdict: 'resumed' });
   });
 
   it.each([
-    [
-      'a crash loop fails',
-      { run: { restarts: RELIABILITY.maxRestartsPerRun, paramsHash: 'h' } },
-      'restart_limit',
-    ],
+    ['a crash loop fails', { run: planned('full', RELIABILITY.maxRestartsPerRun) }, 'restart_limit'],
     ['a reconfigured source restarts and plans again', { currentParamsHash: 'other' }, 'params_changed'],
     ['a stale position restarts', { now: T + RELIABILITY.checkpointFreshnessMs + 1 }, 'checkpoint_stale'],
   ])('%s', (_name, overrides, verdict) => {
-    expect(decidePartitionedResume({ ...input, ...overrides }).verdict).toBe(verdict);
+    expect(decideResume({ ...input, ...overrides }).verdict).toBe(verdict);
   });
 });
 

@@ -25,9 +25,12 @@ function input(overrides: Partial<ResumeInput['run']> = {}, rest: Partial<Resume
 }
 
 describe('decideResume', () => {
-  it('resumes a fresh incremental run over an ordered stream with unchanged params', () => {
-    expect(decideResume(input())).toEqual({ action: 'resume', verdict: 'resumed' });
-  });
+  it.each(['incremental', 'full'] as const)(
+    'resumes a fresh %s run over an ordered stream with unchanged params',
+    (mode) => {
+      expect(decideResume(input({ mode }))).toEqual({ action: 'resume', verdict: 'resumed' });
+    },
+  );
 
   it.each([
     ['restart_limit', input({ restarts: RELIABILITY.maxRestartsPerRun }), 'fail'],
@@ -53,7 +56,6 @@ describe('decideResume', () => {
       }),
       'restart',
     ],
-    ['mode_not_resumable', input({ mode: 'full' }), 'restart'],
     ['mode_not_resumable', input({ mode: 'reconciliation' }), 'restart'],
     ['mode_not_resumable', input({ mode: 'dlq_retry' }), 'restart'],
     ['stream_unordered', input({}, { orderedByModifiedTime: false }), 'restart'],
@@ -68,7 +70,7 @@ describe('decideResume', () => {
     expect(decideResume(atBudget).verdict).toBe('resumed');
   });
 
-  it('only ever resumes incremental, ordered, fresh, unchanged runs below the restart limit (property)', () => {
+  it('only ever resumes full or incremental, ordered, fresh, unchanged runs below the restart limit (property)', () => {
     fc.assert(
       fc.property(
         fc.constantFrom<RunMode>(...RUN_MODES),
@@ -90,7 +92,7 @@ describe('decideResume', () => {
             ),
           );
           const resumable =
-            mode === 'incremental' &&
+            (mode === 'incremental' || mode === 'full') &&
             ordered &&
             restarts < RELIABILITY.maxRestartsPerRun &&
             age <= RELIABILITY.checkpointFreshnessMs &&

@@ -1,0 +1,247 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { type ChainCommit, commitWrites, type PlannedChains, planWrites } from './chain-commit.js';
+import { CHAIN_LIVE, type ChainRef, chainKey, chainName, type StoredChain, toChain } from './chain-item.js';
+import { isConditionFailure, type StoreError, transactionReasons } from './errors.js';
+import { type Expected, explainRefusal } from './refusals.js';
+import type { SyncRunStore } from './sync-runs.js';
+
+export type { ChainCommit, ChainEnding, PlannedChains } from './chain-commit.js';
+
+type UpdateParts = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
+
+/** How often a transaction that collided with another on the same item is tried again. */
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * The page chains of every run: the run's own and each partition's, addressed by a
+ * {@link ChainRef}, each on its own item. Each intent — claim, heartbeat, confirm a send, renew a
+ * handoff, hand a page back, defer, commit — is one conditional write of the chain item, refused
+ * for a worker that lost the run (fenced, cancelled, ended) or the page (a duplicate, an early
+ * page). Only a chain's last commit also writes the run item, in one transaction: it adds the
+ * chain's counts to the run's and, for a partition, takes one off the run's open count.
+ */
+export class ChainStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly runs: SyncRunStore,
+  ) {}
+
+  /** The chain, read strongly consistent, or undefined. */
+  async get(ref: ChainRef): Promise<StoredChain | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.runs.tableName, Key: chainKey(ref), ConsistentRead: true }),
+    );
+    return Item ? toChain(Item) : undefined;
+  }
+
+  /**
+   * The heartbeat a worker sends before it starts work on a page: proof of life from the first
+   * millisecond, and the end of the page's handoff (from now on silence means this worker died).
+   * Conditioned on the page too, so a duplicate delivery learns it is late before fetching.
+   */
+  async claim(ref: ChainRef, epoch: number, page: number, now: number): Promise<void> {
+    await this.update(
+      ref,
+      { epoch, page },
+      {
+        UpdateExpression: 'SET heartbeatAt = :now REMOVE handoff',
+        ConditionExpression: `${CHAIN_LIVE} AND chainState = :running AND nextPage = :page`,
+        ExpressionAttributeValues: { ':epoch': epoch, ':running': 'running', ':page': page, ':now': now },
+      },
+    );
+  }
+
+  /** Proof of life from the worker holding a page of the chain at `epoch`. */
+  async heartbeat(ref: ChainRef, epoch: number, now: number): Promise<void> {
+    await this.update(
+      ref,
+      { epoch },
+      {
+        UpdateExpression: 'SET heartbeatAt = :now',
+        ConditionExpression: CHAIN_LIVE,
+        ExpressionAttributeValues: { ':epoch': epoch, ':now': now },
+      },
+    );
+  }
+
+  /**
+   * Confirms that the handed-over page is on the queue. False when the handoff is no longer this
+   * one (a worker already took the page, the chain moved on or the run ended): nothing to confirm.
+   */
+  async confirmSent(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET handoff.sentAt = :now',
+      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
+      ExpressionAttributeNames: { '#page': 'page' },
+      ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },
+    });
+  }
+
+  /**
+   * Takes over a handoff to send its page again: conditional on the handoff read (`at`), so of
+   * two reapers (or a reaper and a duplicate delivery) noticing the same lost send, one re-sends.
+   */
+  async renewHandoff(ref: ChainRef, epoch: number, page: number, readAt: number, now: number) {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET handoff = :handoff',
+      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page AND handoff.#at = :readAt`,
+      ExpressionAttributeNames: { '#page': 'page', '#at': 'at' },
+      ExpressionAttributeValues: {
+        ':epoch': epoch,
+        ':page': page,
+        ':readAt': readAt,
+        ':handoff': { page, at: now, sentAt: null },
+      },
+    });
+  }
+
+  /**
+   * A step that failed by exception gives its page back to the queue, which redelivers it after
+   * its redelivery delay: the chain waits for that delivery (or for the page DLQ and its drain)
+   * instead of looking crashed to the reaper. The page is already on the queue: confirmed at once.
+   */
+  async handBack(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET handoff = :handoff, heartbeatAt = :now',
+      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page`,
+      ExpressionAttributeValues: {
+        ':epoch': epoch,
+        ':page': page,
+        ':now': now,
+        ':handoff': { page, at: now, sentAt: now },
+      },
+    });
+  }
+
+  /** Records a planned pause of the chain, so the reaper does not mistake it for a crash. */
+  async defer(ref: ChainRef, epoch: number, page: number, until: number, now: number): Promise<void> {
+    await this.update(
+      ref,
+      { epoch, page },
+      {
+        UpdateExpression: 'SET deferredUntil = :until, heartbeatAt = :now, handoff = :handoff',
+        ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page`,
+        ExpressionAttributeValues: {
+          ':epoch': epoch,
+          ':page': page,
+          ':until': until,
+          ':now': now,
+          ':handoff': { page, at: now, sentAt: null },
+        },
+      },
+    );
+  }
+
+  /**
+   * Commits one complete page: checkpoint, next page, heartbeat and counters in one write
+   * conditioned on the epoch and the chain's next page, so a duplicate or stale message can never
+   * count twice or hand over a successor. The chain's last page (`checkpoint.cursor` null) ends
+   * it (see {@link ChainCommit.ending}) in one transaction with the run item.
+   */
+  async commit(c: ChainCommit): Promise<void> {
+    const expected = { epoch: c.epoch, page: c.page };
+    const writes = commitWrites(this.runs.tableName, c, await this.countsIfEnding(c));
+    if (writes.length === 1) {
+      const { Key: _key, TableName: _table, ...update } = writes[0]!.Update!;
+      await this.update(c.ref, expected, update as UpdateParts);
+      return;
+    }
+    await this.transact(c.ref, expected, writes);
+  }
+
+  /**
+   * Records a run's plan in one transaction: the run's own chain commits its page 1 as the plan
+   * (and ends: each partition carries its own chain from now on), the run learns its partitions,
+   * and each partition's chain is created, due at page 1. Conditioned like a page commit of page
+   * 1, so of two deliveries of the planning message exactly one writes a plan.
+   */
+  async plan(p: PlannedChains): Promise<void> {
+    await this.transact({ runId: p.runId }, { epoch: p.epoch, page: 1 }, planWrites(this.runs.tableName, p));
+  }
+
+  /**
+   * Starts the tail pass of an idle open window: it reads again from the latest version it read
+   * (`from`), at its next page. Conditioned on the chain being idle, so of two deciders (the worker
+   * that finished the last other window, the reaper) one arms it. False when another did.
+   */
+  async armTail(ref: ChainRef, epoch: number, from: string | null, page: number, now: number) {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET chainState = :running, tailFrom = :from, handoff = :handoff, heartbeatAt = :now',
+      ConditionExpression: `${CHAIN_LIVE} AND chainState = :idle`,
+      ExpressionAttributeValues: {
+        ':epoch': epoch,
+        ':running': 'running',
+        ':idle': 'idle',
+        ':from': from,
+        ':now': now,
+        ':handoff': { page, at: now, sentAt: null },
+      },
+    });
+  }
+
+  /** Names a refused chain write: the run's reasons first (cancelled, fenced, ended), then the chain's page. */
+  async explainRefusal(ref: ChainRef, expected: Expected, cause: unknown): Promise<StoreError> {
+    const [run, position] = await Promise.all([this.runs.get(ref.runId), this.get(ref)]);
+    return explainRefusal(ref.runId, run, expected, cause, { name: chainName(ref.partition), position });
+  }
+
+  /** The chain's counts before an ending commit, which adds them to the run's. */
+  private async countsIfEnding(c: ChainCommit): Promise<StoredChain | undefined> {
+    if (c.checkpoint.cursor !== null) return undefined;
+    const chain = await this.get(c.ref);
+    // A missing chain or another page: the commit's own condition refuses it, and says why.
+    return chain?.nextPage === c.page ? chain : undefined;
+  }
+
+  private async update(ref: ChainRef, expected: Expected, update: UpdateParts): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({ TableName: this.runs.tableName, Key: chainKey(ref), ...update }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw await this.explainRefusal(ref, expected, error);
+    }
+  }
+
+  private async tryUpdate(ref: ChainRef, update: UpdateParts): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({ TableName: this.runs.tableName, Key: chainKey(ref), ...update }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a transaction of chain and run writes. One that collided with another transaction on
+   * the same item (two partitions ending at once) is tried again; a refused condition is named.
+   */
+  private async transact(
+    ref: ChainRef,
+    expected: Expected,
+    items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        return;
+      } catch (error) {
+        const reasons = transactionReasons(error);
+        if (!reasons) throw error;
+        if (reasons.includes('ConditionalCheckFailed')) throw await this.explainRefusal(ref, expected, error);
+        if (!reasons.includes('TransactionConflict') || attempt >= CONFLICT_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      }
+    }
+  }
+}
