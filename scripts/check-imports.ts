@@ -15,7 +15,7 @@ import { cycles, layerOf, layerViolation, PURE } from './imports/rules.js';
  */
 const KNOWN_CYCLES: readonly (readonly string[])[] = [];
 
-const ROOTS = ['lib', 'functions', 'infra', 'scripts', 'bench', 'test'];
+const ROOTS = ['lib', 'functions', 'infra', 'scripts', 'bench', 'test', 'tools'];
 const repo = resolve(import.meta.dirname, '..');
 
 function sourceFiles(dir: string): string[] {
