@@ -189,7 +189,8 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       sourceId: base.sourceId,
       connector: base.connector,
       request: bound.scrub(base.request()),
-      auth: refused ? 'refused' : credentials ? 'unknown' : 'not_configured',
+      // A 401 to a config without credentials is not a refusal of credentials: none were sent.
+      auth: !credentials ? 'not_configured' : refused ? 'refused' : 'unknown',
       rateLimit: base.rateLimit(),
       page: null,
       sample: null,

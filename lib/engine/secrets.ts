@@ -59,7 +59,7 @@ export function createSecretResolver(options: {
     if (cached && cached.expiresAt > now()) return cached.value;
     const value = resolve(reference).catch((error: unknown) => {
       if (cache.get(reference)?.value === value) cache.delete(reference);
-      throw new SecretError(`could not resolve secret reference ${reference}`, { cause: error });
+      throw new SecretError(missingSecretMessage(reference, error, options.endpoint), { cause: error });
     });
     cache.set(reference, { value, expiresAt: now() + SECRET_CACHE_TTL_MS });
     return value;
@@ -69,4 +69,22 @@ export function createSecretResolver(options: {
       cache.delete(reference);
     },
   });
+}
+
+/**
+ * Why a reference did not resolve, in the store's own words (`ParameterNotFound`,
+ * `ResourceNotFoundException`, `AccessDeniedException`), and for a missing one the command that
+ * creates it — against the emulator when the stack runs locally (`endpoint` set).
+ */
+export function missingSecretMessage(reference: string, error: unknown, endpoint?: string): string {
+  const cause = (error as { name?: string })?.name ?? 'Error';
+  const base = `could not resolve secret reference ${reference} (${cause})`;
+  const local = endpoint ? ` --endpoint-url ${endpoint}` : '';
+  if (cause === 'ParameterNotFound') {
+    const name = reference.startsWith('ssm:') ? reference.slice(4) : reference;
+    return `${base}: no such SSM parameter; create it: aws ssm put-parameter${local} --name ${name} --type SecureString --value '<secret>'`;
+  }
+  if (cause === 'ResourceNotFoundException' && reference.startsWith('secretsmanager:'))
+    return `${base}: no such secret; create it: aws secretsmanager create-secret${local} --name ${reference.slice('secretsmanager:'.length)} --secret-string '<secret>'`;
+  return base;
 }

@@ -61,7 +61,7 @@ describe('a connection check', () => {
     expect(await deps.items.listAll('check-ok')).toEqual([]);
   });
 
-  it('reports refused credentials as such', async () => {
+  it('a 401 to a config without credentials is no credentials configured, not credentials refused', async () => {
     const refusing = await startFakeSource({ entities: 10, seed: 1, profile: { forceStatus: 401 } });
     try {
       await call('PUT', '/sources/check-401', {
@@ -71,7 +71,7 @@ describe('a connection check', () => {
       const res = await call('POST', '/sources/check-401/test');
       expect(res.json).toMatchObject({
         ok: false,
-        auth: 'refused',
+        auth: 'not_configured',
         request: { status: 401 },
         problem: { errorClass: 'permanent' },
         sample: null,

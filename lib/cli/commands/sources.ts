@@ -67,7 +67,7 @@ function testLines(result: SourceTestResult): string[] {
     : 'the source sends no rate-limit headers';
   const lines = [
     `${result.ok ? 'ok' : 'FAILED'}: ${result.request.url ?? '(no request made)'} answered ${result.request.status ?? 'nothing'} in ${result.request.durationMs} ms`,
-    `auth       ${AUTH_WORDS[result.auth]}`,
+    `auth       ${authWords(result)}`,
     `rate       ${rate}`,
   ];
   if (result.page)
@@ -88,6 +88,16 @@ const AUTH_WORDS: Record<SourceTestResult['auth'], string> = {
   not_configured: 'no credentials configured',
   unknown: 'credentials sent; the request failed before the source judged them',
 };
+
+/** What happened to the credentials, from what was actually sent and answered. */
+function authWords(result: SourceTestResult): string {
+  const status = result.request.status;
+  if (result.auth === 'not_configured' && (status === 401 || status === 403))
+    return `no credentials configured, and the source answered ${status}: it wants some (name a secret in the config; see docs/connectors.md)`;
+  if (result.auth === 'unknown' && result.request.url === null)
+    return 'credentials not sent: no request was made (see problem)';
+  return AUTH_WORDS[result.auth];
+}
 
 function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
