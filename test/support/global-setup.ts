@@ -15,8 +15,10 @@ declare module 'vitest' {
  * `TEST_EMULATORS` overrides the count.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // vitest's own default when maxWorkers is not configured: one worker fewer than the cores.
   const configured = project.config.maxWorkers;
-  const workers = typeof configured === 'number' && configured > 0 ? configured : availableParallelism();
+  const workers =
+    typeof configured === 'number' && configured > 0 ? configured : Math.max(availableParallelism() - 1, 1);
   const count = process.env.AWS_ENDPOINT_URL ? 1 : Number(process.env.TEST_EMULATORS ?? workers);
   const emulators: Emulator[] = await Promise.all(
     Array.from({ length: Math.max(1, count) }, () => startEmulator()),
