@@ -51,12 +51,13 @@ describe('the README', () => {
   });
 
   it('names only CLI commands that exist', () => {
-    const known = new Set(commandPaths(buildProgram()));
+    const program = buildProgram();
+    const known = new Set(commandPaths(program));
     const used = [...text.matchAll(/npx harvester ([a-z-]+)(?: ([a-z-]+))?/g)];
     expect(used.length).toBeGreaterThan(5);
     for (const [, command, sub] of used) {
       expect(known, `harvester ${command}`).toContain(command);
-      const group = buildProgram().commands.find((c) => c.name() === command);
+      const group = program.commands.find((c) => c.name() === command);
       if (sub && group && group.commands.length > 0) expect(known).toContain(`${command} ${sub}`);
     }
   });
