@@ -3,6 +3,7 @@ import type { HarvesterLogger } from '../../observability/logger.js';
 import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import type { Partition, SyncRun } from '../../run/model.js';
+import type { RunParams } from '../../run/params.js';
 import {
   RunCancelledError,
   RunFencedError,
@@ -11,7 +12,6 @@ import {
   type StoreError,
 } from '../../store/errors.js';
 import type { EngineDeps, StepPoint } from '../deps.js';
-import type { RunParams } from '../run/start-run.js';
 import type { Heartbeat } from './heartbeat.js';
 
 /*

@@ -5,6 +5,7 @@ import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import { chainAt } from '../../run/chains.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import { partitionOf } from '../../run/partitions.js';
 import { lastProgressAt } from '../../run/silence.js';
 import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../../store/errors.js';
@@ -14,7 +15,6 @@ import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from '../run/finish.js';
-import type { RunParams } from '../run/start-run.js';
 import { retryFailedPage } from '../work/dead-letter-retry.js';
 import { fetchAndLoad } from '../work/page-work.js';
 import { isTombstoneSlice } from '../work/tombstone-cursor.js';
@@ -184,7 +184,7 @@ async function processOwnedPage(
   const context: StepContext = {
     deps,
     run,
-    params: run.params as unknown as RunParams,
+    params: runParams(run),
     message,
     partition: partitionOf(run, message.partition),
     connector,
@@ -224,7 +224,7 @@ export async function runConnector(
   deps: EngineDeps,
   run: SyncRun,
 ): Promise<{ connectorName: string; rawConfig: unknown; configMac: string | null }> {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   if (params.connector && params.config)
     return { connectorName: params.connector, rawConfig: params.config, configMac: params.configMac ?? null };
   const source = await deps.sources.require(run.sourceId);
