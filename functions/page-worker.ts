@@ -1,16 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import {
-  failedRecordLog,
-  handlePageRecord,
-  lambdaEngine,
-  redeliveryDelaySeconds,
-} from '../lib/engine/index.js';
+import { failedRecordLog, handlePageRecord, lambdaEngine } from '../lib/engine/index.js';
 
 const deps = lambdaEngine();
-const sqs = new SQSClient({});
 const processor = new BatchProcessor(EventType.SQS);
 
 /** A failed record comes back after a short growing delay instead of the queue's long visibility timeout. */
@@ -23,15 +16,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
       'page message failed; SQS will deliver it again',
       failedRecordLog(record, error, receiveCount),
     );
-    await sqs
-      .send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: process.env.PAGE_QUEUE_URL,
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: redeliveryDelaySeconds(receiveCount),
-        }),
-      )
-      .catch(() => undefined);
+    await deps.queue.redeliverLater(record.receiptHandle, receiveCount);
     throw error;
   }
 }

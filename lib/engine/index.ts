@@ -32,5 +32,5 @@ export { connectorSecrets, sourceSecretOrigins } from './sources/bound-secrets.j
 export { RateBudgetWaitError, spendingFetch } from './sources/rate-budget.js';
 export { createSecretResolver, SECRET_CACHE_TTL_MS } from './sources/secrets.js';
 export type { StepResult } from './step/context.js';
-export { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from './step/page-batch.js';
+export { failedRecordLog, handlePageRecord } from './step/page-batch.js';
 export { processPage } from './step/page-step.js';
