@@ -9,6 +9,7 @@ import { type AwsClients, createAwsClients } from '../../lib/aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../../lib/config/env.js';
 import { createEngineDeps } from '../../lib/engine/create.js';
 import type { EngineDeps } from '../../lib/engine/deps.js';
+import { createSecretResolver } from '../../lib/engine/secrets.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { METRICS_NAMESPACE, powertoolsMetrics, SERVICE_NAME } from '../../lib/observability/metrics.js';
 import type { LambdaObservability } from './observed.js';
@@ -49,6 +50,7 @@ function buildRuntime(): LambdaRuntime {
     queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
     logger: observability.logger,
     metrics: powertoolsMetrics(observability.metrics),
+    secrets: createSecretResolver({ region: config.region, endpoint: config.endpoint, capture }),
   });
   return { config, clients, engine, observability };
 }
