@@ -1,5 +1,5 @@
-import { startRun } from '../lib/engine/start-run.js';
-import { startFakeSource } from '../lib/local/fake-source/index.js';
+import { startRun } from '../lib/engine/index.js';
+import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { type OpStats, RequestCounter } from './counter.js';
 import { ONE_STREAM, putSource, round, setUpBench, waitForRun } from './setup.js';

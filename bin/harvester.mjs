@@ -20,6 +20,7 @@ function newestSource() {
     }
   };
   walk(new URL('../lib/', import.meta.url));
+  walk(new URL('../tools/', import.meta.url));
   newest = Math.max(newest, statSync(new URL('../package.json', import.meta.url)).mtimeMs);
   return newest;
 }

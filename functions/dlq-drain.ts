@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { drainDeadMessage } from '../lib/engine/drain.js';
+import { drainDeadMessage } from '../lib/engine/index.js';
 import { annotateWork, observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 import { sharedPageKeys } from './shared/work-keys.js';

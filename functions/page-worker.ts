@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
+import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/index.js';
 import { annotateWork, observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 import { sharedPageKeys } from './shared/work-keys.js';

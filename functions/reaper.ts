@@ -1,4 +1,4 @@
-import { reap } from '../lib/engine/reaper.js';
+import { reap } from '../lib/engine/index.js';
 import { observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 

@@ -4,7 +4,7 @@
  * Scheduler does not retry into the same lock. Anything else fails the invocation and Scheduler
  * retries it with its own policy.
  */
-import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/scheduled-start.js';
+import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/index.js';
 import { annotateWork, observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 

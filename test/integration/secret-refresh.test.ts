@@ -1,6 +1,6 @@
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretResolver } from '../../lib/engine/secrets.js';
+import { createSecretResolver } from '../../lib/engine/index.js';
 import { TEST_REGION, testEndpoint } from '../support/aws.js';
 
 /**
