@@ -1,4 +1,4 @@
-import { startRun } from '../lib/engine/start-run.js';
+import { startRun } from '../lib/engine/index.js';
 import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { type OpStats, RequestCounter } from './counter.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { redactCursor, redactUrlsIn } from '../connectors/redact-url.js';
-import type { EngineDeps } from '../engine/deps.js';
+import type { EngineDeps } from '../engine/index.js';
 import { scheduleName } from '../queue/source-schedules.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';

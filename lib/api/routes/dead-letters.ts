@@ -1,4 +1,4 @@
-import { startRun } from '../../engine/start-run.js';
+import { startRun } from '../../engine/index.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
