@@ -1,6 +1,6 @@
 import { startRun } from '../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../lib/local/fake-source/index.js';
 import type { RunMode } from '../lib/run/model.js';
+import { type FakeSource, startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { type OpStats, RequestCounter } from './counter.js';
 import { itemBytes } from './item-size.js';

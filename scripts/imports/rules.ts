@@ -13,7 +13,6 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['engine'],
   ['api'],
   ['local'],
-  ['demo'],
   ['cli'],
 ];
 

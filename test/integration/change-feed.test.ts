@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../lib/cli/main.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { DETAIL_TYPES, EntityEventDetailSchema, RunEventDetailSchema } from '../../lib/events/details.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import {
   fakeRestConfig,
   putSource,

@@ -11,10 +11,10 @@ import { githubIssuesConnector } from '../../lib/connectors/github-issues/index.
 import type { ConnectorLookup } from '../../lib/engine/deps.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { TEST_REGION } from '../support/aws.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';

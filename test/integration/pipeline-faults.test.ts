@@ -12,10 +12,10 @@ import { UNKNOWN_SOURCE } from '../../lib/engine/drain.js';
 import { RUN_EVENT_TYPES } from '../../lib/engine/events.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import {
   createQueuedRun,
   fakeRestConfig,

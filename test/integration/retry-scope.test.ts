@@ -6,9 +6,9 @@ import { drainDeadMessage } from '../../lib/engine/drain.js';
 import { processPage } from '../../lib/engine/page-step.js';
 import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
 /*

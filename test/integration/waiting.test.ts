@@ -10,10 +10,10 @@ import { processPage } from '../../lib/engine/page-step.js';
 import { reap } from '../../lib/engine/reaper.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import type { StepResult } from '../../lib/engine/step.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,

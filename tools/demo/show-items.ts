@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { ItemExplanationSchema, ItemPageSchema } from '../api/schemas/items.js';
-import type { LocalStack } from '../local/local-stack.js';
+import type { ItemExplanationSchema, ItemPageSchema } from '../../lib/api/schemas/items.js';
+import type { LocalStack } from '../../lib/local/local-stack.js';
 import type { Check } from './verify.js';
 
 type ItemPage = z.infer<typeof ItemPageSchema>;

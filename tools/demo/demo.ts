@@ -1,6 +1,6 @@
 import { SingleBar } from 'cli-progress';
-import { FAULT_PROFILES, type FakeSource, startFakeSource } from '../local/fake-source/index.js';
-import { type LocalStack, startLocalStack } from '../local/local-stack.js';
+import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
+import { FAULT_PROFILES, type FakeSource, startFakeSource } from '../fake-source/index.js';
 import { showHarvested } from './show-items.js';
 import { type Check, verifyAgainstTruth } from './verify.js';
 

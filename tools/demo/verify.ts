@@ -1,5 +1,5 @@
-import type { GroundTruth, LiveLog } from '../local/fake-source/index.js';
-import type { LocalStack } from '../local/local-stack.js';
+import type { LocalStack } from '../../lib/local/local-stack.js';
+import type { GroundTruth, LiveLog } from '../fake-source/index.js';
 
 /** One verified claim of the demo. */
 export interface Check {
