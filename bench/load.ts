@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { startRun } from '../lib/engine/start-run.js';
+import { startRun } from '../lib/engine/index.js';
 import type { SyncRun } from '../lib/run/model.js';
 import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';

@@ -1,4 +1,4 @@
-import { startRun } from '../lib/engine/start-run.js';
+import { startRun } from '../lib/engine/index.js';
 import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
 import { isPartitioned, partitionsOf } from '../lib/run/partitions.js';

@@ -1,4 +1,4 @@
-import { startRun } from '../lib/engine/start-run.js';
+import { startRun } from '../lib/engine/index.js';
 import type { RunMode } from '../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';

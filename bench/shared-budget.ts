@@ -1,4 +1,4 @@
-import { startRun } from '../lib/engine/start-run.js';
+import { startRun } from '../lib/engine/index.js';
 import { stableHash } from '../lib/run/hash.js';
 import { SharedQuota, startFakeSource } from '../tools/fake-source/index.js';
 import { freePorts } from '../tools/fake-source/ports.js';

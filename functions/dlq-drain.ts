@@ -1,8 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import middy from '@middy/core';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { drainDeadMessage } from '../lib/engine/drain.js';
-import { lambdaEngine } from '../lib/engine/lambda.js';
+import { drainDeadMessage, lambdaEngine } from '../lib/engine/index.js';
 
 const deps = lambdaEngine();
 const processor = new BatchProcessor(EventType.SQS);

@@ -2,8 +2,12 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaEngine } from '../lib/engine/lambda.js';
-import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
+import {
+  failedRecordLog,
+  handlePageRecord,
+  lambdaEngine,
+  redeliveryDelaySeconds,
+} from '../lib/engine/index.js';
 
 const deps = lambdaEngine();
 const sqs = new SQSClient({});

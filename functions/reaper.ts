@@ -1,6 +1,5 @@
 import middy from '@middy/core';
-import { lambdaEngine } from '../lib/engine/lambda.js';
-import { reap } from '../lib/engine/reaper.js';
+import { lambdaEngine, reap } from '../lib/engine/index.js';
 
 const deps = lambdaEngine();
 

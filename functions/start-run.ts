@@ -8,8 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { createAwsClients } from '../lib/aws/clients.js';
 import { ConfigError, loadConfig } from '../lib/config/env.js';
-import { createEngineDeps } from '../lib/engine/create.js';
-import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/scheduled-start.js';
+import { createEngineDeps, type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/index.js';
 
 const config = loadConfig();
 if (!config.pageQueueUrl || !config.pageQueueArn) {

@@ -3,8 +3,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { createAwsClients } from '../aws/clients.js';
 import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
 import { systemLookup } from '../connectors/url-policy.js';
-import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
-import type { EngineDeps } from '../engine/deps.js';
+import type { EngineDeps } from '../engine/index.js';
+import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/index.js';
 import { DeferralSchedules } from '../queue/deferral-cleanup.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';

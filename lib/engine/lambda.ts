@@ -2,7 +2,7 @@ import { createAwsClients } from '../aws/clients.js';
 import { loadConfig } from '../config/env.js';
 import { createLogger } from '../observability/logger.js';
 import { powertoolsMetrics } from '../observability/metrics.js';
-import { createEngineDeps } from './create.js';
+import { createEngineDeps } from './create-deps.js';
 import type { EngineDeps } from './deps.js';
 
 let cached: EngineDeps | undefined;

@@ -1,4 +1,4 @@
-import type { StepPoint } from '../../lib/engine/deps.js';
+import type { StepPoint } from '../../lib/engine/index.js';
 import { decodeCursor, type FakeSource } from '../../tools/fake-source/index.js';
 import { compareKeys } from '../../tools/fake-source/model.js';
 import type { ChaosEnv } from './chaos-env.js';

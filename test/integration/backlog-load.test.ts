@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
 import { isTerminal } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
+import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/work/tombstone-pass.js';
 import type { LiveOptions } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';

@@ -1,4 +1,4 @@
-import type { EngineDeps } from '../../lib/engine/deps.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
 import type { FakeSource } from '../../tools/fake-source/index.js';
 
 /** How a harvest compares with the source's ground truth, entity by entity. */

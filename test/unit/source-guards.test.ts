@@ -13,7 +13,7 @@ import {
   STRICT_SOURCE_POLICY,
   urlProblems,
 } from '../../lib/connectors/url-policy.js';
-import { createSecretResolver, SECRET_CACHE_TTL_MS } from '../../lib/engine/secrets.js';
+import { createSecretResolver, SECRET_CACHE_TTL_MS } from '../../lib/engine/index.js';
 import { SourceHttpError } from '../../lib/retry/errors.js';
 
 const LOCAL: SourcePolicy = { ...STRICT_SOURCE_POLICY, allowLoopback: true, allowPrivate: true };

@@ -1,6 +1,6 @@
 import type { Connector, ConnectorContext } from '../../../lib/connectors/contract.js';
 import { getConnector } from '../../../lib/connectors/registry.js';
-import { minusLookback, pageWatermark } from '../../../lib/engine/watermark.js';
+import { minusLookback, pageWatermark } from '../../../lib/engine/run/watermark.js';
 import { startFakeSource } from '../../../tools/fake-source/index.js';
 import type { ZooSource } from './draw.js';
 import { configOf, connectorOf, digitsOf, editBefore, editBetween, expected } from './source.js';
