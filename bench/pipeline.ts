@@ -49,16 +49,20 @@ export interface PipelinePhases {
  * by item size. The same tables then see a second `full` run and a reconciliation run of the same
  * unchanged entities: what keeping a copy up to date costs when nothing changed.
  */
-export async function runPipeline(endpoint: string): Promise<PipelinePhases> {
+export async function runPipeline(
+  endpoint: string,
+  entities: number = THROUGHPUT_SOURCE.entities,
+): Promise<PipelinePhases> {
   const counter = new RequestCounter();
   const env = await setUpBench(endpoint, 'pipeline', { counter });
-  const source = await startFakeSource({ ...THROUGHPUT_SOURCE, profile: 'none' });
+  const source = await startFakeSource({ ...THROUGHPUT_SOURCE, entities, profile: 'none' });
   try {
     await putSource(env.observer, 'bench-pipeline', source.url);
     env.runtime({ workers: PIPELINE_WORKERS }).start();
-    const firstLoad = await runOnce(env, counter, source, 'bench-pipeline', 'full');
-    const unchangedReread = await runOnce(env, counter, source, 'bench-pipeline', 'full');
-    const reconciliationUnchanged = await runOnce(env, counter, source, 'bench-pipeline', 'reconciliation');
+    const run = (mode: RunMode) => runOnce(env, counter, source, 'bench-pipeline', mode, entities);
+    const firstLoad = await run('full');
+    const unchangedReread = await run('full');
+    const reconciliationUnchanged = await run('reconciliation');
     return { firstLoad, unchangedReread, reconciliationUnchanged };
   } finally {
     await env.stop();

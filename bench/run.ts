@@ -39,6 +39,14 @@ const RESULTS = fileURLToPath(
   new URL(ONLY ? './out/results.partial.json' : './results.json', import.meta.url),
 );
 
+/**
+ * For development only: BENCH_PIPELINE_ENTITIES=1000 shrinks the pipeline phase's source (a partial
+ * run; per-page figures stay comparable, timings do not).
+ */
+const PIPELINE_ENTITIES = ONLY
+  ? Number(process.env.BENCH_PIPELINE_ENTITIES ?? THROUGHPUT_SOURCE.entities)
+  : THROUGHPUT_SOURCE.entities;
+
 /** Entities and body size of the realistic-size phase (GitHub issues with bodies are 1–4 KB). */
 const SIZED = { entities: 2_000, bodyBytes: 1_600 } as const;
 
@@ -89,7 +97,7 @@ let partitioned: PartitionedResult | null = null;
 let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
-  passes = await phase('pipeline', () => runPipeline(emulator.endpoint));
+  passes = await phase('pipeline', () => runPipeline(emulator.endpoint, PIPELINE_ENTITIES));
   sized = await phase('sized', () => runSizedLoad(emulator.endpoint, SIZED.entities, SIZED.bodyBytes));
   kill = await phase('kill', () => runKill(emulator.endpoint));
   load = await phase('load', () => runLoad(emulator.endpoint));
