@@ -23,7 +23,6 @@ export {
   STEP_POINTS,
   type StepPoint,
 } from './deps.js';
-export { lambdaEngine } from './lambda.js';
 export { type ReapOutcome, type ReapReport, reap } from './reaper/reaper.js';
 export { RUN_EVENT_TYPES, runEventDetail } from './run/events.js';
 export { type ScheduledStartOutcome, startScheduledRun } from './run/scheduled-start.js';

@@ -1,5 +1,8 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { BaseProvider } from '@aws-lambda-powertools/parameters/base';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import type { SecretResolver } from '../../connectors/contract.js';
 
 /** Raised when a secret reference cannot be resolved; the message names the reference, never a value. */
@@ -14,61 +17,102 @@ export class SecretError extends Error {
  */
 export const SECRET_CACHE_TTL_MS = 5 * 60_000;
 
+/** The part of a Powertools Parameters provider the resolver uses. */
+type Provider = Pick<BaseProvider, 'get'>;
+
+/** Options of {@link createSecretResolver}. */
+export interface SecretResolverOptions {
+  readonly region: string;
+  readonly endpoint?: string | undefined;
+  /** Applied to the SSM and Secrets Manager clients (the Lambda functions' tracer). */
+  readonly capture?: <T>(client: T) => T;
+  /**
+   * Replaces the SDK call behind both stores (tests): the Powertools cache in front of it is
+   * the one under test. Receives the whole reference.
+   */
+  readonly fetchSecret?: (reference: string) => Promise<string>;
+}
+
 /**
  * Resolves secret references: `ssm:/harvester/<sourceId>/token` (SSM SecureString) or
- * `secretsmanager:harvester/<sourceId>/token`; a bare name is an SSM parameter. Values are
- * cached per process (a Lambda instance) for {@link SECRET_CACHE_TTL_MS}, never logged, never
- * stored; `invalidate` drops one at once.
+ * `secretsmanager:harvester/<sourceId>/token`; a bare name is an SSM parameter. Reads go
+ * through Powertools Parameters, whose providers cache each value in the process (a Lambda
+ * instance) for {@link SECRET_CACHE_TTL_MS} (`maxAge`); values are never logged, never stored.
+ * `invalidate` makes the next read of that reference skip the cache (`forceFetch`), which is
+ * how a credential the source rejected is re-read at once.
  */
-export function createSecretResolver(options: {
-  region: string;
-  endpoint?: string | undefined;
-  /** Epoch ms; injected by tests. */
-  now?: () => number;
-  /** Injected by tests (the SDK call is replaced, the cache is the one under test). */
-  fetchSecret?: (reference: string) => Promise<string>;
-}): SecretResolver {
-  const now = options.now ?? Date.now;
-  const base = {
+export function createSecretResolver(options: SecretResolverOptions): SecretResolver {
+  const locate = secretStores(options);
+  const stale = new Set<string>();
+  const maxAge = SECRET_CACHE_TTL_MS / 1_000;
+  const resolver = async (reference: string): Promise<string> => {
+    const forceFetch = stale.delete(reference);
+    const { provider, name, decrypt } = locate(reference);
+    let value: unknown;
+    try {
+      value = await provider.get(name, { maxAge, forceFetch, ...(decrypt ? { decrypt } : {}) });
+    } catch (error) {
+      // Powertools wraps the store's error (GetParameterError); its cause names what happened.
+      const cause = error instanceof Error && error.cause ? error.cause : error;
+      throw new SecretError(missingSecretMessage(reference, cause, options.endpoint), { cause });
+    }
+    if (typeof value !== 'string' || value === '')
+      throw new SecretError(`secret reference ${reference} has no string value`);
+    return value;
+  };
+  return Object.assign(resolver, {
+    invalidate: (reference: string) => {
+      stale.add(reference);
+    },
+  });
+}
+
+/** Where a reference is read: its provider (created on first use), its name there, and whether to decrypt. */
+interface Location {
+  readonly provider: Provider;
+  readonly name: string;
+  readonly decrypt?: true;
+}
+
+/** The SSM and Secrets Manager providers, created on first use, and which one a reference names. */
+function secretStores(options: SecretResolverOptions): (reference: string) => Location {
+  const capture = options.capture ?? (<T>(client: T) => client);
+  const config = {
     region: options.region,
     ...(options.endpoint
       ? { endpoint: options.endpoint, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } }
       : {}),
   };
-  let ssm: SSMClient | undefined;
-  let secretsManager: SecretsManagerClient | undefined;
-  const cache = new Map<string, { value: Promise<string>; expiresAt: number }>();
-  const fromStore = async (reference: string): Promise<string> => {
+  if (options.fetchSecret) {
+    const injected = new FunctionProvider(options.fetchSecret);
+    return (reference) => ({ provider: injected, name: reference });
+  }
+  let ssm: Provider | undefined;
+  let secretsManager: Provider | undefined;
+  return (reference) => {
     if (reference.startsWith('secretsmanager:')) {
-      secretsManager ??= new SecretsManagerClient(base);
-      const { SecretString } = await secretsManager.send(
-        new GetSecretValueCommand({ SecretId: reference.slice('secretsmanager:'.length) }),
-      );
-      if (!SecretString) throw new SecretError(`secret ${reference} has no string value`);
-      return SecretString;
+      secretsManager ??= new SecretsProvider({ awsSdkV3Client: capture(new SecretsManagerClient(config)) });
+      return { provider: secretsManager, name: reference.slice('secretsmanager:'.length) };
     }
-    ssm ??= new SSMClient(base);
+    ssm ??= new SSMProvider({ awsSdkV3Client: capture(new SSMClient(config)) });
     const name = reference.startsWith('ssm:') ? reference.slice(4) : reference;
-    const { Parameter } = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-    if (!Parameter?.Value) throw new SecretError(`parameter ${reference} has no value`);
-    return Parameter.Value;
+    return { provider: ssm, name, decrypt: true };
   };
-  const resolve = options.fetchSecret ?? fromStore;
-  const resolver = (reference: string): Promise<string> => {
-    const cached = cache.get(reference);
-    if (cached && cached.expiresAt > now()) return cached.value;
-    const value = resolve(reference).catch((error: unknown) => {
-      if (cache.get(reference)?.value === value) cache.delete(reference);
-      throw new SecretError(missingSecretMessage(reference, error, options.endpoint), { cause: error });
-    });
-    cache.set(reference, { value, expiresAt: now() + SECRET_CACHE_TTL_MS });
-    return value;
-  };
-  return Object.assign(resolver, {
-    invalidate: (reference: string) => {
-      cache.delete(reference);
-    },
-  });
+}
+
+/** A Powertools provider over a plain function: the same cache, another store (tests). */
+class FunctionProvider extends BaseProvider {
+  constructor(private readonly fetchSecret: (reference: string) => Promise<string>) {
+    super({});
+  }
+
+  protected override _get(name: string): Promise<string> {
+    return this.fetchSecret(name);
+  }
+
+  protected override _getMultiple(): Promise<Record<string, unknown>> {
+    return Promise.reject(new SecretError('secret references are read one at a time'));
+  }
 }
 
 /**
