@@ -1,3 +1,4 @@
+import { CLI_START_GOAL } from './cli-start.js';
 import type { GoalRow } from './report.js';
 
 /**
@@ -17,6 +18,7 @@ export const PHASE_FIELDS: Record<
     fields: ['partitionedSpeedup', 'partitioned'],
     goals: ['partitioned run (k = 8) / bare sequential loop'],
   },
+  cli: { fields: ['cliStartMs', 'cliStart'], goals: [CLI_START_GOAL] },
   budget: {
     fields: ['budgetRejected', 'budgetVsOptimum', 'sharedBudget'],
     goals: [

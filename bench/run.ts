@@ -2,7 +2,7 @@
  * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
  * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
  * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory,partitioned,budget runs a subset (for development; the other fields are null), and with
+ * kill,load,memory,partitioned,budget,cli runs a subset (for development; the other fields are null), and with
  * BENCH_MERGE=1 keeps the other phases' numbers from the previous results.json (see merge.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
 import { type BareLoopResult, runBareLoop, THROUGHPUT_SOURCE } from './bare-loop.js';
+import { type CliStartResult, cliStartGoal, runCliStart } from './cli-start.js';
 import { COST_FORMULA, costPerMillion, PRICES_USD, requestsPerPage, WORKER_MEMORY_GB } from './cost.js';
 import { buildGoals } from './goals.js';
 import { type KillResult, runKill } from './kill.js';
@@ -56,6 +57,7 @@ let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
 let partitioned: PartitionedResult | null = null;
 let sharedBudget: SharedBudgetResult | null = null;
+let cliStart: CliStartResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
   pipeline = await phase('pipeline', () => runPipeline(emulator.endpoint));
@@ -65,6 +67,7 @@ try {
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
   partitioned = await phase('partitioned', () => runPartitioned(emulator.endpoint));
   sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
+  cliStart = await phase('cli', async () => runCliStart());
 } finally {
   await emulator.stop();
 }
@@ -131,6 +134,8 @@ const results = {
   budgetRejected: sharedBudget?.budgetRejected ?? null,
   budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
   sharedBudget,
+  cliStartMs: cliStart?.cliStartMs ?? null,
+  cliStart,
   goals: [] as ReturnType<typeof buildGoals>,
   errors,
 };
@@ -146,6 +151,7 @@ results.goals = buildGoals({
   partitioned,
   sharedBudget,
 });
+results.goals.push(cliStartGoal(cliStart));
 const written = MERGE
   ? mergeResults(JSON.parse(readFileSync(RESULTS, 'utf8')), results, ONLY ?? [])
   : results;
@@ -205,6 +211,7 @@ printTable(
       'shared budget: wall time vs quota-bound optimum',
       sharedBudget ? `${sharedBudget.seconds} s vs ${sharedBudget.optimumSeconds} s` : 'n/a',
     ],
+    ['CLI start: harvester --help (median of 10)', show(cliStart?.cliStartMs, ' ms', 0)],
   ],
 );
 if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);
