@@ -4,6 +4,7 @@ import { unidentifiedRef } from '../../connectors/unidentified.js';
 import { METRIC } from '../../observability/metrics.js';
 import { retryWithBackoff } from '../../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../../retry/outcome.js';
+import { FIRST_EPOCH } from '../../run/model.js';
 import { readWindow } from '../../run/partitions.js';
 import { deadLetterEntryId } from '../../store/dead-letters.js';
 import { DuplicatePageError } from '../../store/errors.js';
@@ -231,6 +232,9 @@ export async function loadEntities(
   provenance: ItemProvenance = stepProvenance(context),
 ): Promise<{ loaded: number; failed: number; stored: ReadonlySet<string> }> {
   const { deps, run, message } = context;
+  // Read first, write only what changed. An unchanged entity is skipped only at the run's first
+  // epoch: after a restart, a fenced worker of an earlier epoch may still write, and only this
+  // epoch's own write (its writer key sorts later) keeps it from having the last word.
   const results = await deps.items.loadAll(
     run.sourceId,
     entities,
@@ -238,6 +242,7 @@ export async function loadEntities(
     deps.clock.now(),
     run.epoch,
     provenance,
+    { skipUnchanged: run.epoch === FIRST_EPOCH },
   );
   let failed = 0;
   for (const result of results) {
@@ -264,7 +269,7 @@ export async function loadEntities(
   }
   deps.metrics.count(METRIC.itemsLoaded, results.length - failed);
   const stored = results
-    .filter((r) => r.status === 'written' || r.status === 'kept_newer')
+    .filter((r) => r.status === 'written' || r.status === 'kept_newer' || r.status === 'unchanged')
     .map((r) => r.entityId);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
   if (run.mode !== 'dlq_retry') {
