@@ -121,14 +121,15 @@ function runEnding(
   const partition = c.ref.partition !== undefined;
   const values = { ':running': 'running', ':epoch': c.epoch, ':one': 1 };
   if (ending === 'idle') {
-    // The open window waits for its tail pass: only while another partition is open.
+    // The open window waits for its tail pass: only while another partition is open (this one
+    // and at least one more), since the last other one to finish arms the tail pass.
     return {
       ConditionCheck: {
         TableName: tableName,
         Key: { runId: c.ref.runId },
-        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND openPartitions > :one`,
+        ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch} AND openPartitions >= :two`,
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: { ...values, ':two': 2 },
       },
     };
   }

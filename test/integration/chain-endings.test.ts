@@ -1,0 +1,197 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import type { SyncRun } from '../../lib/run/model.js';
+import type { ChainEnding } from '../../lib/store/chain-commit.js';
+import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
+import { ChainStore } from '../../lib/store/chains.js';
+import { StoreError } from '../../lib/store/errors.js';
+import { RunLifecycle } from '../../lib/store/lifecycle.js';
+import { SourceStore } from '../../lib/store/sources.js';
+import { SyncRunStore } from '../../lib/store/sync-runs.js';
+import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { newRun } from '../support/runs.js';
+
+/**
+ * How chains end, tested on the store directly: a chain that ended takes no page, the open window
+ * goes idle only while another partition is open, the last open partition ends only as the last,
+ * and a run is planned once.
+ */
+
+let aws: TestAws;
+let runs: SyncRunStore;
+let chains: ChainStore;
+let lifecycle: RunLifecycle;
+const T0 = 1_700_000_000_000;
+
+beforeAll(async () => {
+  aws = await setUpTestAws('endings');
+  runs = new SyncRunStore(aws.clients.doc, aws.names.syncRunsTable);
+  chains = new ChainStore(aws.clients.doc, runs);
+  const sources = new SourceStore(aws.clients.doc, aws.names.sourcesTable);
+  lifecycle = new RunLifecycle(aws.clients.doc, runs, sources);
+});
+afterAll(() => destroyAwsClients(aws.clients));
+
+/** A running run at epoch 1 whose own chain is at page 1. */
+async function runningRun(): Promise<SyncRun> {
+  const sourceId = `src-${ulid().toLowerCase()}`;
+  await lifecycle.sources.put(
+    { sourceId, connector: 'rest-json', config: { baseUrl: 'http://x' }, schedules: [], configHash: 'h' },
+    T0,
+  );
+  const run = await lifecycle.createHoldingLock(newRun({ sourceId, now: T0 }));
+  await runs.start(run.runId, 1, T0 + 1);
+  await chains.claim({ runId: run.runId }, 1, 1, T0 + 1);
+  return run;
+}
+
+const WINDOWS = [
+  { from: null, until: '2024-01-01T00:00:00Z' },
+  // The open window: its chain may wait for a tail pass.
+  { from: '2024-01-01T00:00:00Z', until: null },
+];
+
+/** A running run planned into the two windows above (partition 1 is the open one). */
+async function plannedRun(): Promise<SyncRun> {
+  const run = await runningRun();
+  await chains.plan({ runId: run.runId, epoch: 1, windows: WINDOWS, total: 100, now: T0 + 2 });
+  return run;
+}
+
+/** Commits `page` of a chain; `ending` set makes it the chain's last page. */
+function commit(ref: ChainRef, page: number, ending?: ChainEnding) {
+  return chains.commit({
+    ref,
+    epoch: 1,
+    page,
+    checkpoint: { cursor: ending === undefined ? `c-${page + 1}` : null, watermark: null },
+    processed: 10,
+    errors: 0,
+    ...(ending === undefined ? {} : { ending }),
+    now: T0 + 10 + page,
+  });
+}
+
+const openPartitions = async (runId: string) => (await runs.require(runId)).openPartitions;
+
+describe('a chain that ended', () => {
+  it("takes no further page: the run's own chain", async () => {
+    const run = await runningRun();
+    const ref = { runId: run.runId };
+    await commit(ref, 1, 'done');
+
+    await expect(commit(ref, 2)).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).progress).toMatchObject({ processed: 10, pages: 1 });
+  });
+
+  it("takes no further page: a partition's chain, done or idle", async () => {
+    const run = await plannedRun();
+    const done = { runId: run.runId, partition: 0 };
+    const idle = { runId: run.runId, partition: 1 };
+    await commit(idle, 1, 'idle');
+    await commit(done, 1, 'done');
+
+    await expect(commit(done, 2)).rejects.toBeInstanceOf(StoreError);
+    await expect(commit(idle, 2)).rejects.toBeInstanceOf(StoreError);
+    // Each partition's first page, counted once: the refused pages added nothing.
+    expect((await runs.require(run.runId)).progress).toMatchObject({ processed: 20, pages: 2 });
+  });
+});
+
+describe('the open window', () => {
+  it('goes idle while another partition is open, and the idle one still counts as open', async () => {
+    const run = await plannedRun();
+
+    await commit({ runId: run.runId, partition: 1 }, 1, 'idle');
+
+    expect(await openPartitions(run.runId)).toBe(2);
+    expect((await chains.get({ runId: run.runId, partition: 1 }))?.state).toBe('idle');
+  });
+
+  it('may not go idle once it is the only open partition: its tail pass would never be armed', async () => {
+    const run = await plannedRun();
+    const open = { runId: run.runId, partition: 1 };
+    await commit({ runId: run.runId, partition: 0 }, 1, 'done');
+    expect(await openPartitions(run.runId)).toBe(1);
+
+    await expect(commit(open, 1, 'idle')).rejects.toBeInstanceOf(StoreError);
+    expect((await chains.get(open))?.state).toBe('running');
+  });
+});
+
+describe('the last open partition', () => {
+  it('ends as the last one when no other is open, and closes the count', async () => {
+    const run = await plannedRun();
+    await commit({ runId: run.runId, partition: 0 }, 1, 'done');
+
+    await commit({ runId: run.runId, partition: 1 }, 1, 'last_open');
+
+    expect(await openPartitions(run.runId)).toBe(0);
+    expect((await runs.require(run.runId)).progress).toMatchObject({ processed: 20 });
+  });
+
+  it('may not end as the last one while another partition is open', async () => {
+    const run = await plannedRun();
+
+    await expect(commit({ runId: run.runId, partition: 1 }, 1, 'last_open')).rejects.toBeInstanceOf(
+      StoreError,
+    );
+    expect(await openPartitions(run.runId)).toBe(2);
+    expect((await chains.get({ runId: run.runId, partition: 1 }))?.state).toBe('running');
+  });
+});
+
+/** Overwrites fields of a chain item as no store intent would: a state the conditions must judge alone. */
+async function forceChain(ref: ChainRef, fields: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(fields);
+  await aws.clients.doc.send(
+    new UpdateCommand({
+      TableName: aws.names.syncRunsTable,
+      Key: chainKey(ref),
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:f${i}`, fields[name]])),
+    }),
+  );
+}
+
+const plan = (runId: string) => chains.plan({ runId, epoch: 1, windows: WINDOWS, total: 5, now: T0 + 3 });
+
+describe('planning', () => {
+  it('writes one plan: a second, from another delivery of the planning message, is refused', async () => {
+    const run = await plannedRun();
+
+    await expect(
+      chains.plan({ runId: run.runId, epoch: 1, windows: [...WINDOWS, WINDOWS[1]!], total: 5, now: T0 + 3 }),
+    ).rejects.toBeInstanceOf(StoreError);
+    const after = await runs.require(run.runId);
+    expect(after.openPartitions).toBe(2);
+    expect(after.progress.total).toBe(100);
+  });
+
+  it("is refused once the run's own chain went past page 1 unplanned (a late planning message)", async () => {
+    const run = await runningRun();
+    await commit({ runId: run.runId }, 1);
+
+    await expect(plan(run.runId)).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).partitions).toBeUndefined();
+  });
+
+  it("is refused when the run's own chain is not running, even at page 1", async () => {
+    const run = await runningRun();
+    await forceChain({ runId: run.runId }, { chainState: 'done' });
+
+    await expect(plan(run.runId)).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).openPartitions).toBeUndefined();
+  });
+
+  it('is refused by a run item that has a plan, whatever its own chain says', async () => {
+    const run = await plannedRun();
+    await forceChain({ runId: run.runId }, { chainState: 'running', nextPage: 1 });
+
+    await expect(plan(run.runId)).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).progress.total).toBe(100);
+  });
+});
