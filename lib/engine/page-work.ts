@@ -12,6 +12,7 @@ import { connectorContext } from './connector-context.js';
 import { continueRun } from './continue.js';
 import { deferPage } from './deferral.js';
 import { endRun } from './finish.js';
+import { fileItemDeadLetter, mayResolveItemDeadLetters } from './item-dead-letters.js';
 import { pageRef, pageScope } from './page-scope.js';
 import { commitPartitionPage } from './partition-work.js';
 import { carriedPosition, POSITION_TOO_LARGE, PositionTooLargeError, resolvedPosition } from './positions.js';
@@ -173,9 +174,8 @@ async function normalizeAll(
     // The entity still exists at the source: a reconciliation must not tombstone it.
     if (run.mode === 'reconciliation' && result.ref)
       await deps.items.markSeen(run.sourceId, result.ref, run.runId);
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref,
       errorClass: 'permanent',
       reason: `invalid record: ${result.reason}`,
@@ -242,9 +242,8 @@ export async function loadEntities(
     }
     if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
       reason:
@@ -262,7 +261,7 @@ export async function loadEntities(
     .filter((r) => r.status === 'written' || r.status === 'kept_newer')
     .map((r) => r.entityId);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
-  if (run.mode !== 'dlq_retry') {
+  if (run.mode !== 'dlq_retry' && mayResolveItemDeadLetters(context)) {
     await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
   }
   return { loaded: results.length - failed, failed, stored: new Set(stored) };

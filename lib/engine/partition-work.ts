@@ -5,7 +5,7 @@ import type { ChainCommit, ChainEnding } from '../store/chains.js';
 import { DuplicatePageError, RunStateError } from '../store/errors.js';
 import type { EngineDeps } from './deps.js';
 import { finishSucceeded } from './finish.js';
-import { pageMessage, sendPage } from './handoff.js';
+import { handOver, pageMessage, sendPage } from './handoff.js';
 import type { RunParams } from './start-run.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from './step.js';
 import { startingWatermark } from './watermark.js';
@@ -56,7 +56,7 @@ export async function commitPartitionPage(
   deps.metrics.count(METRIC.pagesCommitted);
   await context.checkpointHook('afterCommit');
   if (page.cursor !== null) {
-    await sendPage(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
+    await handOver(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
     return { outcome: 'committed', next: 'enqueued' };
   }
   // Read after the commit: the partitions that ended meanwhile decide what follows this one.

@@ -3,6 +3,7 @@ import { FETCHES_BY_ID_PER_STEP, RETRY_CONCURRENCY } from '../config/constants.j
 import { METRIC } from '../observability/metrics.js';
 import { type Confirmation, confirmAbsence } from './confirm-absence.js';
 import { deferPage } from './deferral.js';
+import { fileItemDeadLetter } from './item-dead-letters.js';
 import { commitAndContinue } from './page-work.js';
 import type { StepContext, StepResult } from './step.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
@@ -127,9 +128,8 @@ async function fileUnconfirmed(
   failure: { entityId: string; reason: string; errorClass: 'transient' | 'permanent'; attempts: number },
 ): Promise<void> {
   const { deps, run, message } = context;
-  await deps.deadLetters.record({
+  await fileItemDeadLetter(context, {
     sourceId: run.sourceId,
-    kind: 'item',
     ref: failure.entityId,
     errorClass: failure.errorClass,
     reason: `absence not confirmed (not tombstoned): ${failure.reason}`,

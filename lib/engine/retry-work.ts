@@ -10,6 +10,7 @@ import type { Page } from '../store/paging.js';
 import { deferPage } from './deferral.js';
 import type { EngineDeps } from './deps.js';
 import { fetchById } from './fetch-by-id.js';
+import { fileItemDeadLetter } from './item-dead-letters.js';
 import { cursorOfRef } from './page-scope.js';
 import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
 import type { RunParams } from './start-run.js';
@@ -235,9 +236,8 @@ async function retryPage(context: StepContext, entry: DeadLetter): Promise<Entry
       continue;
     }
     // The page is recovered, but one of its records is invalid: it becomes an item entry of its own.
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref: normalized.ref ?? unidentifiedRef(raw),
       errorClass: 'permanent',
       reason: `invalid record: ${normalized.reason}`,
