@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,6 +8,10 @@ export default defineConfig({
     exclude: ['test/chaos/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
+    // One worker per core, each with its own emulator (test/support/global-setup.ts). vitest's
+    // default leaves a core free, which on a 2-core machine means one worker: the files run one
+    // after another while half the machine waits. TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(2, availableParallelism())),
     testTimeout: 180_000,
     hookTimeout: 60_000,
     reporters: ['default'],

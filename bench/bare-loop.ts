@@ -1,4 +1,4 @@
-import { startFakeSource } from '../lib/local/fake-source/index.js';
+import { startFakeSource } from '../tools/fake-source/index.js';
 import { secondsSince } from './setup.js';
 
 /** The source every throughput phase reads: 5,000 entities, 100 per page, 50 ms per page, no faults. */

@@ -1,4 +1,4 @@
-import { isItemWrite, type OpStats } from './counter.js';
+import { isItemRead, isItemWrite, type OpStats } from './counter.js';
 import { round } from './setup.js';
 
 /** us-east-1 list prices, USD. */
@@ -24,11 +24,14 @@ const LOCAL_ONLY = new Set(['esm:SQS.ReceiveMessage(empty)', 'esm:Scheduler.List
 
 export const COST_FORMULA =
   'costPerMillionEntities = (1e6 / entitiesPerPage) × perPage, perPage = ' +
-  'WRU × $0.625e-6 [WRU = Items PutItem/UpdateItem + control PutItem/UpdateItem/DeleteItem + 2 × items of TransactWriteItems; items ≤ 1 KB] + ' +
-  'RRU × $0.125e-6 [RRU = GetItem/Query/Scan requests, strongly consistent, ≤ 4 KB each] + ' +
-  'SQS × $0.40e-6 [SendMessage + non-empty ReceiveMessage + DeleteMessage + ChangeMessageVisibility, per 64 KB chunk] + ' +
+  'WRU × $0.625e-6 [per write ceil(item size / 1 KB), an update the larger of the item before and after, ' +
+  'refused conditional writes billed by the stored item (≥ 1), 2 × per item of TransactWriteItems] + ' +
+  'RRU × $0.125e-6 [per read ceil(whole item size / 4 KB), halved when eventually consistent; BatchGetItem per ' +
+  'item, Query/Scan on the sum of the items read] + ' +
+  'SQS × $0.40e-6 [SendMessage(Batch) + non-empty ReceiveMessage + DeleteMessage + ChangeMessageVisibility, per 64 KB chunk] + ' +
   'invocations × $0.20e-6 + invocations × 0.5 GB × handlerSecondsPerPage × $0.0000133334 [Lambda arm64] + ' +
-  'CreateSchedule × $1e-6 [EventBridge Scheduler invocations] + PutEvents entries × $1e-6';
+  'CreateSchedule × $1e-6 [EventBridge Scheduler invocations] + PutEvents entries × $1e-6; item sizes by ' +
+  "DynamoDB's rules (attribute names + values), see bench/item-size.ts and bench/billing.ts";
 
 /** AWS requests per page, by operation, split into item writes and control plane. */
 export interface RequestsPerPage {
@@ -36,12 +39,16 @@ export interface RequestsPerPage {
   readonly entitiesPerPage: number;
   readonly byOperation: Record<string, number>;
   readonly itemWrites: number;
+  /** The page's reads of its entities' stored versions and hashes (BatchGetItem on the Items table). */
+  readonly itemReads: number;
   readonly controlPlane: number;
   readonly controlPlaneEngineOnly: number;
   readonly controlPlaneEventSourceMapping: number;
   readonly total: number;
-  /** Per page, the billing units of each operation (transaction items, SQS chunks, events). */
+  /** Per page, the billed units of each operation (DynamoDB WRU/RRU from item sizes, SQS chunks, events). */
   readonly unitsByOperation: Record<string, number>;
+  /** Per page, the conditional writes each operation had refused (billed all the same). */
+  readonly refusedByOperation: Record<string, number>;
   /** Local-only requests, totals for the whole run (not per page, not priced). */
   readonly excludedTotals: Record<string, number>;
   readonly note: string;
@@ -55,10 +62,12 @@ export function requestsPerPage(
 ): RequestsPerPage {
   const byOperation: Record<string, number> = {};
   const unitsByOperation: Record<string, number> = {};
+  const refusedByOperation: Record<string, number> = {};
   const excludedTotals: Record<string, number> = {};
   let engineControl = 0;
   let esm = 0;
   let itemWrites = 0;
+  let itemReads = 0;
   for (const [key, stats] of Object.entries(ops).sort(([a], [b]) => a.localeCompare(b))) {
     if (LOCAL_ONLY.has(key)) {
       excludedTotals[key] = stats.count;
@@ -67,7 +76,10 @@ export function requestsPerPage(
     const [caller, op] = key.split(':') as [string, string];
     byOperation[op] = round((byOperation[op] ?? 0) + stats.count / pages, 3);
     unitsByOperation[op] = round((unitsByOperation[op] ?? 0) + stats.units / pages, 3);
+    if (stats.refused > 0)
+      refusedByOperation[op] = round((refusedByOperation[op] ?? 0) + stats.refused / pages, 3);
     if (isItemWrite(op)) itemWrites += stats.count;
+    else if (isItemRead(op)) itemReads += stats.count;
     else if (caller === 'esm') esm += stats.count;
     else engineControl += stats.count;
   }
@@ -76,16 +88,19 @@ export function requestsPerPage(
     entitiesPerPage: round(entities / pages, 2),
     byOperation,
     itemWrites: round(itemWrites / pages, 3),
+    itemReads: round(itemReads / pages, 3),
     controlPlane: round((engineControl + esm) / pages, 3),
     controlPlaneEngineOnly: round(engineControl / pages, 3),
     controlPlaneEventSourceMapping: round(esm / pages, 3),
-    total: round((itemWrites + engineControl + esm) / pages, 3),
+    total: round((itemWrites + itemReads + engineControl + esm) / pages, 3),
     unitsByOperation,
+    refusedByOperation,
     excludedTotals,
     note:
       'Counted by an SDK initialize-step middleware on every client, from startRun to the run being terminal, ' +
       'divided by the pages of the run (startRun and the finishing transaction are amortized). ' +
-      'Item writes = PutItem or UpdateItem on the Items table; control plane = everything else. ' +
+      'Item writes = PutItem or UpdateItem on the Items table (refused conditional ones included); item ' +
+      'reads = BatchGetItem on the Items table; control plane = everything else. ' +
       "The local runtime's SQS ReceiveMessage (non-empty) and DeleteMessage are included: they model Lambda's " +
       'SQS event source mapping, which makes (and bills) the same calls in AWS. Excluded: empty long polls ' +
       '(idle polling, a fixed cost per queue, not per page) and Scheduler ListSchedules (the local stand-in for ' +
@@ -118,9 +133,9 @@ export function costPerMillion(
   for (const [op, units] of Object.entries(perPage.unitsByOperation)) {
     const [service, command] = op.split('.') as [string, string];
     if (service === 'DynamoDB') {
-      if (command === 'TransactWriteItems') wru += 2 * units;
-      else if (/^(PutItem|UpdateItem|DeleteItem|BatchWriteItem)/.test(command)) wru += units;
-      else if (/^(GetItem|Query|Scan|BatchGetItem)$/.test(command)) rru += units;
+      // The counter's units are billed units already (transactions doubled, sizes rounded up).
+      if (/^(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)/.test(command)) wru += units;
+      else if (/^(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/.test(command)) rru += units;
     } else if (service === 'SQS') sqs += units;
     else if (op === 'Scheduler.CreateSchedule') scheduler += units;
     else if (op === 'EventBridge.PutEvents') events += units;

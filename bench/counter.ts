@@ -1,4 +1,5 @@
 import type { HandlerExecutionContext, InitializeHandlerArguments, Pluggable } from '@smithy/types';
+import { Billing } from './billing.js';
 
 /**
  * Counts the AWS API requests a benchmark phase makes, through an SDK middleware added to every
@@ -13,16 +14,19 @@ export type Caller = 'engine' | 'esm';
 /** Totals of one operation. */
 export interface OpStats {
   count: number;
-  /** Billing units: DynamoDB items of a transaction, SQS 64 KB chunks; otherwise equal to `count`. */
+  /**
+   * Billed units (see billing.ts): DynamoDB write or read units from item sizes (refused
+   * conditional writes and transaction doubling included), SQS 64 KB chunks, event entries.
+   */
   units: number;
+  /** Conditional writes (or transactions) the table refused: billed all the same. */
+  refused: number;
   /** Sum of request durations, ms (parallel requests overlap). */
   durationMs: number;
 }
 
 /** A closed time interval, ms on the `performance.now()` scale. */
 export type Interval = readonly [start: number, end: number];
-
-const SQS_CHUNK_BYTES = 64 * 1_024;
 
 /**
  * Items-table writes are the only "item writes"; every other request is control plane. Item
@@ -35,12 +39,19 @@ export function isItemWrite(op: string): boolean {
   return ITEM_WRITE.test(op);
 }
 
+/** Whether an operation key is the page's read of its entities' stored versions (BatchGetItem on Items). */
+export function isItemRead(op: string): boolean {
+  return op === 'DynamoDB.BatchGetItem(Items)';
+}
+
 /**
  * The counter. `plugin(caller)` returns the middleware for one set of clients; `snapshot()`
  * copies the totals; `reset()` starts a new phase.
  */
 export class RequestCounter {
   ops = new Map<string, OpStats>();
+  /** Item sizes seen so far: kept across {@link reset}, since a re-read phase prices the items the first run stored. */
+  readonly billing = new Billing();
   /** Handler durations (receive answered → delete/visibility change sent), one per message handled. */
   handlerMs: number[] = [];
   /** Engine request intervals by the run or source they touched (`run:<id>` / `source:<id>`). */
@@ -73,13 +84,21 @@ export class RequestCounter {
         stack.add(
           (next, context: HandlerExecutionContext) => async (args: InitializeHandlerArguments<object>) => {
             const started = performance.now();
-            const input = args.input as Record<string, unknown>;
+            const op = operationOf(context);
+            const { input, strip, stripRefusal } = this.billing.prepare(
+              op,
+              args.input as Record<string, unknown>,
+            );
             try {
-              const result = await next(args);
-              this.record(caller, context, input, result.output as Record<string, unknown>, started);
+              const result = await next({ ...args, input });
+              const output = result.output as Record<string, unknown>;
+              this.record(caller, op, input, output, undefined, started);
+              for (const field of strip) delete output[field];
               return result;
             } catch (error) {
-              this.record(caller, context, input, undefined, started);
+              this.record(caller, op, input, undefined, error ?? new Error('failed'), started);
+              if (stripRefusal && error && typeof error === 'object' && 'Item' in error)
+                delete (error as { Item?: unknown }).Item;
               throw error;
             }
           },
@@ -91,35 +110,35 @@ export class RequestCounter {
 
   private record(
     caller: Caller,
-    context: HandlerExecutionContext,
+    operation: string,
     input: Record<string, unknown>,
     output: Record<string, unknown> | undefined,
+    error: unknown,
     started: number,
   ): void {
     const ended = performance.now();
-    const service = (context.clientName ?? 'Unknown').replace(/Client$/, '');
-    const command = (context.commandName ?? 'Unknown').replace(/Command$/, '');
-    let op = `${service}.${command}`;
-    let units = 1;
+    let op = operation;
+    const units = this.billing.bill(op, input, output, error);
+    const command = op.split('.')[1] ?? '';
     if (/^DynamoDB\.(PutItem|UpdateItem)$/.test(op) && String(input.TableName).endsWith('-items'))
       op = `${op}(Items)`;
-    if (op === 'DynamoDB.TransactWriteItems')
-      units = (input.TransactItems as unknown[] | undefined)?.length ?? 1;
-    if (op === 'EventBridge.PutEvents') units = (input.Entries as unknown[] | undefined)?.length ?? 1;
-    if (op === 'SQS.SendMessage') units = chunks(Buffer.byteLength(String(input.MessageBody ?? '')));
+    if (
+      op === 'DynamoDB.BatchGetItem' &&
+      Object.keys(input.RequestItems ?? {}).every((t) => t.endsWith('-items'))
+    )
+      op = `${op}(Items)`;
     if (op === 'SQS.ReceiveMessage') {
       const messages = (output?.Messages ?? []) as { Body?: string; ReceiptHandle?: string }[];
       if (messages.length === 0) op = 'SQS.ReceiveMessage(empty)';
-      const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(m.Body ?? ''), 0);
-      units = chunks(bytes);
       if (caller === 'esm') for (const m of messages) this.handlerStarted(m, ended);
     }
     if (caller === 'esm' && (command === 'DeleteMessage' || command === 'ChangeMessageVisibility'))
       this.handlerEnded(String(input.ReceiptHandle ?? ''), started);
     const key = `${caller}:${op}`;
-    const stats = this.ops.get(key) ?? { count: 0, units: 0, durationMs: 0 };
+    const stats = this.ops.get(key) ?? { count: 0, units: 0, refused: 0, durationMs: 0 };
     stats.count += 1;
     stats.units += units;
+    if (error !== undefined && isConditionRefusal(error)) stats.refused += 1;
     stats.durationMs += ended - started;
     this.ops.set(key, stats);
     if (caller === 'engine') {
@@ -150,8 +169,16 @@ export class RequestCounter {
   }
 }
 
-function chunks(bytes: number): number {
-  return Math.max(1, Math.ceil(bytes / SQS_CHUNK_BYTES));
+/** `Service.Operation` of a request, e.g. `DynamoDB.UpdateItem`. */
+function operationOf(context: HandlerExecutionContext): string {
+  const service = (context.clientName ?? 'Unknown').replace(/Client$/, '');
+  const command = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+  return `${service}.${command}`;
+}
+
+function isConditionRefusal(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
 }
 
 function push(map: Map<string, Interval[]>, key: string, interval: Interval): void {

@@ -1,6 +1,6 @@
 import { RELIABILITY } from '../lib/config/constants.js';
-import { startRun } from '../lib/engine/start-run.js';
-import { startFakeSource } from '../lib/local/fake-source/index.js';
+import { startRun } from '../lib/engine/index.js';
+import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { movableClock, ONE_STREAM, putSource, setUpBench, sleep, waitForRun } from './setup.js';
 

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { startRun } from '../lib/engine/start-run.js';
-import { startFakeSource } from '../lib/local/fake-source/index.js';
+import { startRun } from '../lib/engine/index.js';
 import type { SyncRun } from '../lib/run/model.js';
+import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { type Interval, RequestCounter } from './counter.js';
 import { putSource, round, setUpBench, sleep } from './setup.js';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { startRun } from '../lib/engine/start-run.js';
-import { startFakeSource } from '../lib/local/fake-source/index.js';
+import { startRun } from '../lib/engine/index.js';
+import { startFakeSource } from '../tools/fake-source/index.js';
 import { THROUGHPUT_SOURCE } from './bare-loop.js';
 import { ONE_STREAM, putSource, round, secondsSince, setUpBench, sleep } from './setup.js';
 

@@ -45,7 +45,7 @@ export function modelAws(perPage: RequestsPerPage, bareLoopSeconds: number): Aws
     if (isItemWrite(op) || (op.startsWith('SQS.') && op !== 'SQS.SendMessage')) continue;
     if (op === 'SQS.SendMessage') controlMs += count * L.sqsSend;
     else if (op === 'DynamoDB.TransactWriteItems') controlMs += count * L.dynamoTransaction;
-    else if (/^DynamoDB\.(GetItem|Query|Scan)/.test(op)) controlMs += count * L.dynamoRead;
+    else if (/^DynamoDB\.(GetItem|Query|Scan|BatchGetItem)/.test(op)) controlMs += count * L.dynamoRead;
     else controlMs += count * L.dynamoWrite;
   }
   const itemMs = Math.ceil(perPage.itemWrites / LOAD_CONCURRENCY) * L.dynamoWrite;

@@ -1,8 +1,8 @@
-import { startRun } from '../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../lib/local/fake-source/index.js';
+import { startRun } from '../lib/engine/index.js';
 import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
 import { isPartitioned, partitionsOf } from '../lib/run/partitions.js';
+import { type FakeSource, startFakeSource } from '../tools/fake-source/index.js';
 import { isItemWrite, type OpStats, RequestCounter } from './counter.js';
 import { type BenchEnv, round, secondsSince, setUpBench, waitForRun } from './setup.js';
 

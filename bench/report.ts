@@ -32,7 +32,7 @@ export function printTable(
 /** Prints the goal rows. */
 export function printGoals(goals: readonly GoalRow[]): void {
   printTable(
-    'Goals (issue "Proof")',
+    'Goals',
     ['goal', 'target', 'measured', 'met'],
     goals.map((g) => [g.goal, g.target, g.measured, g.met === null ? 'not run' : g.met ? 'yes' : 'NO']),
   );

@@ -1,44 +1,71 @@
 /**
- * `npm run bench`: the benchmark of issue "Proof" (items 3 and 4). Starts its own emulator
- * (or uses AWS_ENDPOINT_URL), runs each phase on its own resources, prints a table and writes
- * bench/results.json. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,pipeline,
- * kill,load,memory,partitioned,budget runs a subset (for development; the other fields are null), and with
- * BENCH_MERGE=1 keeps the other phases' numbers from the previous results.json (see merge.ts).
+ * `npm run bench`: starts its own emulator (or uses AWS_ENDPOINT_URL), runs each phase on its own
+ * resources, prints a table, writes bench/results.json in full and regenerates the tables of
+ * docs/benchmark.md from it. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,
+ * pipeline,sized,kill,load,memory,partitioned,budget runs a subset for development: such a partial
+ * run writes bench/out/results.partial.json and leaves results.json and the docs alone, so the
+ * published numbers always come from one run of one version of the code.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
 import { type BareLoopResult, runBareLoop, THROUGHPUT_SOURCE } from './bare-loop.js';
-import { COST_FORMULA, costPerMillion, PRICES_USD, requestsPerPage, WORKER_MEMORY_GB } from './cost.js';
+import {
+  COST_FORMULA,
+  type Cost,
+  costPerMillion,
+  PRICES_USD,
+  type RequestsPerPage,
+  requestsPerPage,
+  WORKER_MEMORY_GB,
+} from './cost.js';
 import { buildGoals } from './goals.js';
 import { type KillResult, runKill } from './kill.js';
 import { type LoadResult, runLoad } from './load.js';
 import { type MemoryResult, runMemory } from './memory.js';
-import { mergeResults } from './merge.js';
 import { modelAws } from './model.js';
 import { PARTITIONED_SOURCE, type PartitionedResult, runPartitioned } from './partitioned.js';
-import { type PipelineResult, runPipeline } from './pipeline.js';
+import { type PipelinePhases, type PipelineResult, runPipeline, runSizedLoad } from './pipeline.js';
+import { writeBenchmarkDocs } from './readme.js';
 import { printGoals, printRequests, printTable, show } from './report.js';
 import { round } from './setup.js';
 import { runSharedBudget, type SharedBudgetResult } from './shared-budget.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-const MERGE = process.env.BENCH_MERGE === '1' && ONLY !== undefined;
 const wanted = (phase: string) => !ONLY || ONLY.includes(phase);
-const RESULTS = fileURLToPath(new URL('./results.json', import.meta.url));
+const RESULTS = fileURLToPath(
+  new URL(ONLY ? './out/results.partial.json' : './results.json', import.meta.url),
+);
+
+/**
+ * For development only: BENCH_PIPELINE_ENTITIES=1000 shrinks the pipeline phase's source (a partial
+ * run; per-page figures stay comparable, timings do not).
+ */
+const PIPELINE_ENTITIES = ONLY
+  ? Number(process.env.BENCH_PIPELINE_ENTITIES ?? THROUGHPUT_SOURCE.entities)
+  : THROUGHPUT_SOURCE.entities;
+
+/** Entities and body size of the realistic-size phase (GitHub issues with bodies are 1–4 KB). */
+const SIZED = { entities: 2_000, bodyBytes: 1_600 } as const;
 
 const errors: Record<string, string> = {};
+/** When and where each phase was measured. */
+const phases: Record<string, { measuredAt: string; seconds: number; environment: typeof environment }> = {};
+let environment: Record<string, unknown> = {};
 
 /** Runs one phase; a failed phase is recorded (and fails the exit code), the others still run. */
 async function phase<T>(name: string, work: () => Promise<T>): Promise<T | null> {
   if (!wanted(name)) return null;
   const started = performance.now();
+  const measuredAt = new Date().toISOString();
   console.error(`bench: ${name}…`);
   try {
     const result = await work();
-    console.error(`bench: ${name} done in ${round((performance.now() - started) / 1_000, 1)} s`);
+    const seconds = round((performance.now() - started) / 1_000, 1);
+    phases[name] = { measuredAt, seconds, environment };
+    console.error(`bench: ${name} done in ${seconds} s`);
     return result;
   } catch (error) {
     errors[name] = error instanceof Error ? error.message : String(error);
@@ -48,8 +75,20 @@ async function phase<T>(name: string, work: () => Promise<T>): Promise<T | null>
 }
 
 const emulator = await startEmulator();
+environment = {
+  node: process.version,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? null,
+  loadAverage1m: round(loadavg()[0] ?? 0, 2),
+  emulator: emulator.owned
+    ? 'moto_server started by the benchmark (DynamoDB requests serialized)'
+    : emulator.endpoint,
+  quick: QUICK,
+  only: ONLY ?? null,
+};
 let bare: BareLoopResult | null = null;
-let pipeline: PipelineResult | null = null;
+let passes: PipelinePhases | null = null;
+let sized: PipelineResult | null = null;
 let kill: KillResult | null = null;
 let load: LoadResult | null = null;
 let memory5k: MemoryResult | null = null;
@@ -58,7 +97,8 @@ let partitioned: PartitionedResult | null = null;
 let sharedBudget: SharedBudgetResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
-  pipeline = await phase('pipeline', () => runPipeline(emulator.endpoint));
+  passes = await phase('pipeline', () => runPipeline(emulator.endpoint, PIPELINE_ENTITIES));
+  sized = await phase('sized', () => runSizedLoad(emulator.endpoint, SIZED.entities, SIZED.bodyBytes));
   kill = await phase('kill', () => runKill(emulator.endpoint));
   load = await phase('load', () => runLoad(emulator.endpoint));
   memory5k = await phase('memory', () => runMemory(emulator.endpoint, 5_000));
@@ -69,26 +109,21 @@ try {
   await emulator.stop();
 }
 
+const pipeline = passes?.firstLoad ?? null;
 const perPage = pipeline ? requestsPerPage(pipeline.ops, pipeline.pages, pipeline.entities) : null;
-const invocationsPerPage = pipeline ? pipeline.handler.count / pipeline.pages : 1;
 const model = perPage && bare ? modelAws(perPage, bare.bareLoopSeconds) : null;
-const measuredCost =
-  perPage && pipeline ? costPerMillion(perPage, invocationsPerPage, pipeline.handler.meanMs / 1_000) : null;
+const measuredCost = pipeline && perPage ? priced(pipeline, perPage) : null;
+const reread = passes ? billed(passes.unchangedReread) : null;
+const reconciliation = passes ? billed(passes.reconciliationUnchanged) : null;
+const sizedCost = sized ? billed(sized) : null;
 const modeledCost =
   perPage && model ? costPerMillion(perPage, 1, model.modeledHandlerMsPerPage / 1_000) : null;
 const overheadRatio = bare && pipeline ? round(pipeline.pipelineSeconds / bare.bareLoopSeconds, 2) : null;
 
 const results = {
   generatedAt: new Date().toISOString(),
-  environment: {
-    node: process.version,
-    cpus: cpus().length,
-    emulator: emulator.owned
-      ? 'moto_server started by the benchmark (DynamoDB requests serialized)'
-      : emulator.endpoint,
-    quick: QUICK,
-    only: ONLY ?? null,
-  },
+  environment,
+  phases,
   source: { ...THROUGHPUT_SOURCE, faults: 'none' },
   bareLoopSeconds: bare?.bareLoopSeconds ?? null,
   pipelineSeconds: pipeline?.pipelineSeconds ?? null,
@@ -99,6 +134,7 @@ const results = {
     workers: pipeline.workers,
     handlerMs: pipeline.handler,
     duplicatePageServes: pipeline.duplicatePageServes,
+    measuredAt: pipeline.measuredAt,
     note: 'emulator-bound: measured against moto, which serializes DynamoDB requests (~100 requests/s here)',
   },
   modeledAwsPipelineSeconds: model?.modeledAwsPipelineSeconds ?? null,
@@ -106,6 +142,12 @@ const results = {
   modeledAwsAssumption: model?.assumption ?? null,
   requestsPerPage: perPage,
   costPerMillionEntitiesUsd: measuredCost?.totalUsd ?? null,
+  costPerMillionUnchangedRereadUsd: reread?.cost.totalUsd ?? null,
+  costPerMillionReconciliationUnchangedUsd: reconciliation?.cost.totalUsd ?? null,
+  costPerMillionEntities2KbUsd: sizedCost?.cost.totalUsd ?? null,
+  unchangedReread: reread,
+  reconciliationUnchanged: reconciliation,
+  entities2Kb: sizedCost && { ...sizedCost, bodyBytes: SIZED.bodyBytes },
   costBreakdown: {
     measuredOnEmulator: measuredCost,
     modeledAws: modeledCost,
@@ -145,11 +187,12 @@ results.goals = buildGoals({
   load,
   partitioned,
   sharedBudget,
+  rereadUsd: reread?.cost.totalUsd ?? null,
+  reconciliationUsd: reconciliation?.cost.totalUsd ?? null,
 });
-const written = MERGE
-  ? mergeResults(JSON.parse(readFileSync(RESULTS, 'utf8')), results, ONLY ?? [])
-  : results;
-writeFileSync(RESULTS, `${JSON.stringify(written, null, 2)}\n`);
+mkdirSync(fileURLToPath(new URL('./out/', import.meta.url)), { recursive: true });
+writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+if (!ONLY) writeBenchmarkDocs(results);
 
 printTable(
   'Harvester benchmark',
@@ -169,6 +212,9 @@ printTable(
     ['requests per page: control plane (engine + ESM)', show(perPage?.controlPlane, '', 3)],
     ['requests per page: control plane (engine only)', show(perPage?.controlPlaneEngineOnly, '', 3)],
     ['cost per million entities (moto duration)', show(measuredCost?.totalUsd, ' USD', 4)],
+    ['cost per million unchanged entities, second full run', show(reread?.cost.totalUsd, ' USD', 4)],
+    ['cost per million unchanged entities, reconciliation', show(reconciliation?.cost.totalUsd, ' USD', 4)],
+    ['cost per million ~2 KB entities, first load', show(sizedCost?.cost.totalUsd, ' USD', 4)],
     ['cost per million entities (modeled AWS duration)', show(modeledCost?.totalUsd, ' USD', 4)],
     ['peak worker RSS at 5,000 entities', show(memory5k?.peakRssMb, ' MB', 1)],
     [
@@ -210,7 +256,7 @@ printTable(
 if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);
 if (perPage) printRequests(perPage.byOperation);
 printGoals(results.goals);
-console.log(`\nwrote ${RESULTS}${MERGE ? ` (merged: ${ONLY?.join(', ')})` : ''}`);
+console.log(`\nwrote ${RESULTS}${ONLY ? '' : ' and the tables of docs/benchmark.md'}`);
 
 if (load && !load.allSucceeded) console.error(`load phase failed:\n  ${load.failures.join('\n  ')}`);
 if (sharedBudget && !sharedBudget.allSucceeded)
@@ -220,3 +266,24 @@ const failed =
   (load !== null && !load.allSucceeded) ||
   (sharedBudget !== null && !sharedBudget.allSucceeded);
 process.exit(failed ? 1 : 0);
+
+/** The billed cost per million entities of one run, Lambda priced at its measured handler durations. */
+function priced(run: PipelineResult, perPage: RequestsPerPage): Cost {
+  return costPerMillion(perPage, run.handler.count / run.pages, run.handler.meanMs / 1_000);
+}
+
+/** Requests, billed units and cost of one run. */
+function billed(run: PipelineResult) {
+  const perPage = requestsPerPage(run.ops, run.pages, run.entities);
+  return {
+    mode: run.mode,
+    measuredAt: run.measuredAt,
+    seconds: run.pipelineSeconds,
+    pages: run.pages,
+    entities: run.entities,
+    handlerMs: run.handler,
+    ...(run.meanItemBytes === undefined ? {} : { meanItemBytes: run.meanItemBytes }),
+    requestsPerPage: perPage,
+    cost: priced(run, perPage),
+  };
+}

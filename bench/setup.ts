@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../lib/aws/clients.js';
 import { loadConfig, resourceNamesFor } from '../lib/config/env.js';
 import type { SecretResolver } from '../lib/connectors/contract.js';
-import { createEngineDeps } from '../lib/engine/create.js';
-import type { Clock, EngineDeps } from '../lib/engine/deps.js';
-import { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
+import type { Clock, EngineDeps } from '../lib/engine/index.js';
+import { createEngineDeps } from '../lib/engine/index.js';
 import { LocalRuntime, type LocalRuntimeOptions } from '../lib/local/runtime.js';
 import { bootstrapResources, type ResolvedResources } from '../lib/resources/bootstrap.js';
 import { stableHash } from '../lib/run/hash.js';
 import { isTerminal, type SyncRun } from '../lib/run/model.js';
+import { fakeRestConfig } from '../tools/fake-source/connector-config.js';
 import type { RequestCounter } from './counter.js';
 
 /**
@@ -111,8 +111,8 @@ export async function setUpBench(
   };
 }
 
-export { fakeRestConfig } from '../lib/local/fake-source/connector-config.js';
 export { type MovableClock, movableClock } from '../lib/local/movable-clock.js';
+export { fakeRestConfig } from '../tools/fake-source/connector-config.js';
 
 /** Registers a rest-json source directly in the store (the admin API's job in production). */
 export async function putSource(deps: EngineDeps, sourceId: string, baseUrl: string): Promise<void> {

@@ -1,7 +1,7 @@
-import { startRun } from '../lib/engine/start-run.js';
-import { SharedQuota, startFakeSource } from '../lib/local/fake-source/index.js';
-import { freePorts } from '../lib/local/fake-source/ports.js';
+import { startRun } from '../lib/engine/index.js';
 import { stableHash } from '../lib/run/hash.js';
+import { SharedQuota, startFakeSource } from '../tools/fake-source/index.js';
+import { freePorts } from '../tools/fake-source/ports.js';
 import { round, setUpBench, sleep, waitForRun } from './setup.js';
 
 /**

@@ -20,6 +20,7 @@ function newestSource() {
     }
   };
   walk(new URL('../lib/', import.meta.url));
+  walk(new URL('../tools/', import.meta.url));
   newest = Math.max(newest, statSync(new URL('../package.json', import.meta.url)).mtimeMs);
   return newest;
 }
@@ -39,8 +40,16 @@ if (
 ) {
   ({ runCli } = await import(bundle.href));
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
+  // tsx is a development dependency (and an optional peer): a checkout has it, an installed
+  // package needs it only for the commands that run from sources.
+  const tsx = await import('tsx/esm/api').catch(() => undefined);
+  if (!tsx) {
+    console.error(
+      `harvester ${command ?? ''}: this command runs from the TypeScript sources and needs tsx; install it (npm install --save-dev tsx) or run it from a checkout of the repository (npm ci)`,
+    );
+    process.exit(1);
+  }
+  tsx.register();
   ({ runCli } = await import('../lib/cli/main.ts'));
 }
 process.exitCode = await runCli(process.argv);

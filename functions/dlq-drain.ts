@@ -1,10 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import middy from '@middy/core';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { drainDeadMessage } from '../lib/engine/drain.js';
-import { lambdaEngine } from '../lib/engine/lambda.js';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { drainDeadMessage } from '../lib/engine/index.js';
+import { annotateWork, observed } from './shared/observed.js';
+import { lambdaRuntime } from './shared/runtime.js';
+import { sharedPageKeys } from './shared/work-keys.js';
 
-const deps = lambdaEngine();
+const { engine: deps, observability } = lambdaRuntime();
 const processor = new BatchProcessor(EventType.SQS);
 
 async function drainRecord(record: SQSRecord): Promise<void> {
@@ -17,10 +18,7 @@ async function drainRecord(record: SQSRecord): Promise<void> {
 }
 
 /** DLQ drain: messages the page queue gave up on become dead_letters entries; their runs are settled. */
-export const handler = middy(async (event: SQSEvent, context: Context) => {
-  try {
-    return await processPartialResponse(event, drainRecord, processor, { context });
-  } finally {
-    deps.metrics.flush();
-  }
+export const handler = observed(observability, async (event: SQSEvent, context) => {
+  annotateWork(observability.tracer, sharedPageKeys(event.Records));
+  return processPartialResponse(event, drainRecord, processor, { context });
 });

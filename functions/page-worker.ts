@@ -1,12 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
-import middy from '@middy/core';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaEngine } from '../lib/engine/lambda.js';
-import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/page-batch.js';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/index.js';
+import { annotateWork, observed } from './shared/observed.js';
+import { lambdaRuntime } from './shared/runtime.js';
+import { sharedPageKeys } from './shared/work-keys.js';
 
-const deps = lambdaEngine();
-const sqs = new SQSClient({});
+const { engine: deps, clients, observability } = lambdaRuntime();
 const processor = new BatchProcessor(EventType.SQS);
 
 /** A failed record comes back after a short growing delay instead of the queue's long visibility timeout. */
@@ -19,7 +19,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
       'page message failed; SQS will deliver it again',
       failedRecordLog(record, error, receiveCount),
     );
-    await sqs
+    await clients.sqs
       .send(
         new ChangeMessageVisibilityCommand({
           QueueUrl: process.env.PAGE_QUEUE_URL,
@@ -33,10 +33,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
 }
 
 /** Page worker: one SQS batch of page messages, answered with a partial batch response. */
-export const handler = middy(async (event: SQSEvent, context: Context) => {
-  try {
-    return await processPartialResponse(event, processRecord, processor, { context });
-  } finally {
-    deps.metrics.flush();
-  }
+export const handler = observed(observability, async (event: SQSEvent, context) => {
+  annotateWork(observability.tracer, sharedPageKeys(event.Records));
+  return processPartialResponse(event, processRecord, processor, { context });
 });

@@ -1,16 +1,12 @@
-import middy from '@middy/core';
-import { lambdaEngine } from '../lib/engine/lambda.js';
-import { reap } from '../lib/engine/reaper.js';
+import { reap } from '../lib/engine/index.js';
+import { observed } from './shared/observed.js';
+import { lambdaRuntime } from './shared/runtime.js';
 
-const deps = lambdaEngine();
+const { engine: deps, observability } = lambdaRuntime();
 
 /** Reaper: invoked every minute by EventBridge Scheduler; resumes, restarts or fails silent runs. */
-export const handler = middy(async () => {
-  try {
-    const report = await reap(deps);
-    deps.logger.info('reaper pass', { examined: report.examined, actions: report.actions });
-    return report;
-  } finally {
-    deps.metrics.flush();
-  }
+export const handler = observed(observability, async () => {
+  const report = await reap(deps);
+  deps.logger.info('reaper pass', { examined: report.examined, actions: report.actions });
+  return report;
 });

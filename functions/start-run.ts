@@ -4,24 +4,16 @@
  * Scheduler does not retry into the same lock. Anything else fails the invocation and Scheduler
  * retries it with its own policy.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
-import { createAwsClients } from '../lib/aws/clients.js';
-import { ConfigError, loadConfig } from '../lib/config/env.js';
-import { createEngineDeps } from '../lib/engine/create.js';
-import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/scheduled-start.js';
+import { type ScheduledStartOutcome, startScheduledRun } from '../lib/engine/index.js';
+import { annotateWork, observed } from './shared/observed.js';
+import { lambdaRuntime } from './shared/runtime.js';
 
-const config = loadConfig();
-if (!config.pageQueueUrl || !config.pageQueueArn) {
-  throw new ConfigError('invalid Harvester environment:\n  PAGE_QUEUE_URL and PAGE_QUEUE_ARN are required');
-}
-const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
-const deps = createEngineDeps({
-  config,
-  clients,
-  queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
+const { engine: deps, observability } = lambdaRuntime();
+
+export const handler = observed(observability, async (event: unknown): Promise<ScheduledStartOutcome> => {
+  const sourceId = (event as { sourceId?: unknown } | null)?.sourceId;
+  annotateWork(observability.tracer, typeof sourceId === 'string' ? { sourceId } : {});
+  const outcome = await startScheduledRun(deps, event);
+  if (outcome.started) annotateWork(observability.tracer, { runId: outcome.runId });
+  return outcome;
 });
-
-export const handler = middy<unknown, ScheduledStartOutcome>()
-  .use(injectLambdaContext(deps.logger, { resetKeys: true }))
-  .handler((event) => startScheduledRun(deps, event));

@@ -1,6 +1,6 @@
 /** `npm run demo`: the main job on the emulator; exits non-zero if any check fails. */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { runDemo } = await import('../lib/demo/demo.js');
+const { runDemo } = await import('../tools/demo/demo.js');
 const checks = await runDemo({
   ...(process.env.DEMO_ENTITIES ? { entities: Number(process.env.DEMO_ENTITIES) } : {}),
 });

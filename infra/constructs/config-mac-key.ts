@@ -10,7 +10,7 @@ export interface ConfigMacKeyProps {
 
 /**
  * The KMS HMAC key whose MACs make source configs and secret bindings trusted
- * (lib/engine/config-trust.ts). Only the API role may generate a MAC; the page worker may only
+ * (lib/engine/sources/config-trust.ts). Only the API role may generate a MAC; the page worker may only
  * verify one, so no function but the API can produce a config a worker will send a secret for.
  * HMAC keys have no automatic rotation in KMS; replacing the key means saving every source again.
  */

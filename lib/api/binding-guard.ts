@@ -1,7 +1,7 @@
 import { originProblem } from '../config/origins.js';
 import { sameSecret, secretBindingProblem, secretReferences } from '../connectors/secret-binding.js';
 import { urlProblems } from '../connectors/url-policy.js';
-import { sourceSecretOrigins } from '../engine/bound-secrets.js';
+import { sourceSecretOrigins } from '../engine/index.js';
 import { ClassifiedError } from '../retry/errors.js';
 import type { ApiDeps } from './deps.js';
 import type { FieldError } from './errors.js';

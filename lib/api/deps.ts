@@ -1,10 +1,8 @@
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { createAwsClients } from '../aws/clients.js';
-import { ConfigError, type HarvesterConfig, loadConfig } from '../config/env.js';
+import { ConfigError, type HarvesterConfig } from '../config/env.js';
 import { systemLookup } from '../connectors/url-policy.js';
-import { createEngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/create.js';
-import type { EngineDeps } from '../engine/deps.js';
+import { type EngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/index.js';
 import { DeferralSchedules } from '../queue/deferral-cleanup.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
@@ -71,22 +69,4 @@ export function cursorKeyFromConfig(config: HarvesterConfig): CursorKeySource {
     return async () => key;
   }
   return randomCursorKey();
-}
-
-/**
- * The API's dependencies from the Lambda environment, built once at cold start. A bad
- * environment fails here (ConfigError), before the first request.
- */
-export function apiDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env): ApiDeps {
-  const config = loadConfig(env);
-  if (!config.pageQueueUrl || !config.pageQueueArn) {
-    throw new ConfigError('invalid Harvester environment:\n  PAGE_QUEUE_URL and PAGE_QUEUE_ARN are required');
-  }
-  const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
-  const engine = createEngineDeps({
-    config,
-    clients,
-    queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
-  });
-  return createApiDeps(engine, { config, scheduler: clients.scheduler });
 }

@@ -25,6 +25,7 @@ export async function handleApiRequest(
     path: event.rawPath || '/',
     requestId: event.requestContext?.requestId || randomUUID(),
     userAgent: header(event, 'user-agent') ?? '',
+    ...callerOf(event),
   };
   try {
     const { route, params: rawParams } = matchRoute(routes, request.method, request.path);
@@ -36,6 +37,13 @@ export async function handleApiRequest(
   } catch (error) {
     return errorResponse(error, request, deps.logger);
   }
+}
+
+/** The IAM identity API Gateway authorized the request as (payload 2.0: `authorizer.iam.userArn`). */
+function callerOf(event: APIGatewayProxyEventV2): { caller?: string } {
+  const { authorizer } = event.requestContext as { authorizer?: { iam?: { userArn?: string | null } } };
+  const arn = authorizer?.iam?.userArn;
+  return arn ? { caller: arn } : {};
 }
 
 function readBody(route: Route, event: APIGatewayProxyEventV2): unknown {

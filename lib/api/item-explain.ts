@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { EngineDeps } from '../engine/deps.js';
+import type { EngineDeps } from '../engine/index.js';
 import { RUN_MODES, type RunMode, type SyncRun } from '../run/model.js';
 import { type DeadLetter, deadLetterEntryId } from '../store/dead-letters.js';
 import type { StoredItem } from '../store/items.js';

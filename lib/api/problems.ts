@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { InvalidConnectorConfigError, UnknownConnectorError } from '../connectors/registry.js';
 import { SourceScheduleError } from '../queue/source-schedules.js';
 import {
+  DeadLetterConflictError,
+  DeadLetterNotFoundError,
   ItemNotFoundError,
   LockNotHeldError,
   RunCancelledError,
@@ -43,6 +45,7 @@ export const PROBLEM_TYPES = {
   sourceBusy: 'tag:harvester,2025:problems/source-busy',
   runEnded: 'tag:harvester,2025:problems/run-ended',
   conflict: 'tag:harvester,2025:problems/conflict',
+  deadLetterDiscarded: 'tag:harvester,2025:problems/dead-letter-discarded',
   blank: 'about:blank',
 } as const;
 
@@ -147,6 +150,10 @@ export function problemFor(error: unknown): MappedProblem {
       error.message,
     );
   if (error instanceof ItemNotFoundError) return problem(T.notFound, 'Item not found', 404, error.message);
+  if (error instanceof DeadLetterNotFoundError)
+    return problem(T.notFound, 'Dead letter not found', 404, error.message);
+  if (error instanceof DeadLetterConflictError)
+    return problem(T.deadLetterDiscarded, 'Dead letter already discarded', 409, error.message);
   if (error instanceof RouteNotFoundError) return problem(T.blank, 'Not Found', 404, error.message);
   if (error instanceof MethodNotAllowedError)
     return {

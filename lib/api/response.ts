@@ -17,6 +17,8 @@ export interface RequestContextInfo {
   readonly requestId: string;
   /** The caller's User-Agent: the harvester CLI sends `harvester-cli/<version>`. */
   readonly userAgent?: string;
+  /** The caller's IAM identity (its ARN) as API Gateway's IAM authorizer vouches for it; absent locally. */
+  readonly caller?: string;
 }
 
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };

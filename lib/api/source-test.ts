@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { secretReferences } from '../connectors/secret-binding.js';
-import { connectorSecrets } from '../engine/bound-secrets.js';
-import type { EngineDeps } from '../engine/deps.js';
-import { RateBudgetWaitError, spendingFetch } from '../engine/rate-budget.js';
+import type { EngineDeps } from '../engine/index.js';
+import { connectorSecrets, RateBudgetWaitError, spendingFetch } from '../engine/index.js';
 import type { SourceRecord } from '../store/sources.js';
 
 /**
@@ -11,7 +10,7 @@ import type { SourceRecord } from '../store/sources.js';
  * administrator needs before starting a run: did the source accept the credentials, how much
  * rate budget is left, and what one entity looks like after normalization. Nothing is stored
  * and no run is started; no retries (a transient failure is reported as such). Its request takes
- * from the credential's rate budget like a run's (lib/engine/rate-budget.ts), so checks cannot
+ * from the credential's rate budget like a run's (lib/engine/sources/rate-budget.ts), so checks cannot
  * spend a quota the runs are pacing.
  */
 

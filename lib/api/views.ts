@@ -1,15 +1,16 @@
 import type { z } from 'zod';
 import { redactCursor, redactUrlsIn } from '../connectors/redact-url.js';
-import type { EngineDeps } from '../engine/deps.js';
+import type { EngineDeps } from '../engine/index.js';
+import { parseJson } from '../json/lossless.js';
 import { scheduleName } from '../queue/source-schedules.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import { partitionsOf } from '../run/partitions.js';
-import type { DeadLetter } from '../store/dead-letters.js';
+import { type DeadLetter, EXCERPT_MAX_CHARS, isOpen } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
 import type { RequestContextInfo } from './response.js';
 import { iso } from './schemas/common.js';
-import type { DeadLetterViewSchema } from './schemas/dead-letters.js';
+import type { DeadLetterDetailSchema, DeadLetterViewSchema } from './schemas/dead-letters.js';
 import type { PartitionView, RunView } from './schemas/runs.js';
 import type { SourceViewSchema } from './schemas/sources.js';
 
@@ -202,4 +203,41 @@ export function toDeadLetterView(entry: DeadLetter): z.infer<typeof DeadLetterVi
     page: entry.page,
     excerpt: entry.excerpt ? redactUrlsIn(entry.excerpt) : null,
   };
+}
+
+type DeadLetterEvent = z.infer<typeof DeadLetterDetailSchema>['history'][number];
+
+/**
+ * One dead letter in full (schema `DeadLetterDetail`): the listing's view, its state and last
+ * discard, the kept payload parsed losslessly (when it was kept whole), and its history.
+ */
+export function toDeadLetterDetail(entry: DeadLetter): z.infer<typeof DeadLetterDetailSchema> {
+  const view = toDeadLetterView(entry);
+  const discard = entry.discard
+    ? { at: iso(entry.discard.at)!, by: entry.discard.by, reason: entry.discard.reason }
+    : null;
+  const history: DeadLetterEvent[] = [{ at: view.firstFailedAt, event: 'first_failure' }];
+  if (entry.lastFailedAt !== entry.firstFailedAt || entry.discard)
+    history.push({ at: view.lastFailedAt, event: 'last_failure', runId: entry.runId, page: entry.page });
+  else history[0] = { ...history[0]!, runId: entry.runId, page: entry.page };
+  if (discard) history.push({ at: discard.at, event: 'discarded', by: discard.by, reason: discard.reason });
+  history.sort((a, b) => a.at.localeCompare(b.at));
+  return {
+    ...view,
+    state: isOpen(entry) ? 'open' : 'discarded',
+    discard,
+    record: recordOf(view.excerpt),
+    history,
+  };
+}
+
+/** The kept payload as JSON, exact numbers and all; null when it was cut short or is not JSON. */
+function recordOf(excerpt: string | null): unknown {
+  // An excerpt at the limit ends in "…": a cut record is shown as text only, never half-parsed.
+  if (excerpt === null || excerpt.length > EXCERPT_MAX_CHARS) return null;
+  try {
+    return parseJson(excerpt);
+  } catch {
+    return null;
+  }
 }

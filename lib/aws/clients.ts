@@ -54,6 +54,11 @@ export interface AwsClientOptions {
    * racing inside the emulator, which real DynamoDB never allows.
    */
   readonly serializeDynamoDB?: boolean;
+  /**
+   * Applied to every client as it is created; the Lambda functions pass the tracer's
+   * `captureAWSv3Client`, so each SDK call shows in the invocation's trace.
+   */
+  readonly capture?: <T>(client: T) => T;
 }
 
 const EMULATOR_CREDENTIALS: AwsCredentialIdentity = { accessKeyId: 'testing', secretAccessKey: 'testing' };
@@ -73,10 +78,12 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     ...(credentials ? { credentials } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
   };
-  const dynamo = new DynamoDBClient(base);
-  const sqs = new SQSClient(base);
-  const scheduler = new SchedulerClient(base);
-  const events = new EventBridgeClient(base);
+  const capture = options.capture ?? (<T>(client: T) => client);
+  // The document client shares the DynamoDB client's middleware stack, so capturing one covers both.
+  const dynamo = capture(new DynamoDBClient(base));
+  const sqs = capture(new SQSClient(base));
+  const scheduler = capture(new SchedulerClient(base));
+  const events = capture(new EventBridgeClient(base));
   for (const client of [dynamo, sqs, scheduler, events]) {
     for (const plugin of options.middleware ?? []) client.middlewareStack.use(plugin as never);
   }
@@ -87,32 +94,35 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
-  const s3 = s3Clients(base, options.middleware ?? []);
+  const s3 = s3Clients(base, options.middleware ?? [], capture);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
     // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
     unmarshallOptions: { wrapNumbers: readStoredNumber },
   });
-  const kms = new KMSClient(base);
+  const kms = capture(new KMSClient(base));
   return { dynamo, doc, sqs, scheduler, events, s3, kms };
 }
 
 function s3Clients(
   base: { region: string; endpoint?: string; credentials?: AwsCredentialIdentity },
   middleware: readonly Pluggable<object, object>[],
+  capture: <T>(client: T) => T,
 ): S3Clients {
   const byRegion = new Map<string, S3Client>();
   const get = (region: string = base.region): S3Client => {
     let client = byRegion.get(region);
     if (!client) {
-      client = new S3Client({
-        ...base,
-        region,
-        maxAttempts: 1,
-        forcePathStyle: base.endpoint !== undefined,
-        requestHandler: { requestTimeout: S3_REQUEST_TIMEOUT_MS, connectionTimeout: 5_000 },
-      });
+      client = capture(
+        new S3Client({
+          ...base,
+          region,
+          maxAttempts: 1,
+          forcePathStyle: base.endpoint !== undefined,
+          requestHandler: { requestTimeout: S3_REQUEST_TIMEOUT_MS, connectionTimeout: 5_000 },
+        }),
+      );
       for (const plugin of middleware) client.middlewareStack.use(plugin as never);
       byRegion.set(region, client);
     }

@@ -14,8 +14,8 @@ import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SecretBindingStore } from '../store/secret-bindings.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
-import type { ConfigTrust } from './config-trust.js';
-import type { RunEvents } from './events.js';
+import type { RunEvents } from './run/events.js';
+import type { ConfigTrust } from './sources/config-trust.js';
 
 /** The engine's time source, injected so tests can let hours pass. */
 export interface Clock {
@@ -50,7 +50,7 @@ export interface EngineDeps {
   readonly runs: SyncRunStore;
   /** The page chains of every run: its own and its partitions', each on its own item. */
   readonly chains: ChainStore;
-  /** Positions too large to travel on a message, stored by reference (lib/engine/positions.ts). */
+  /** Positions too large to travel on a message, stored by reference (lib/engine/chain/positions.ts). */
   readonly positions: PositionStore;
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;

@@ -1,7 +1,7 @@
 import { type ApiDeps, createApiDeps } from '../api/deps.js';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients.js';
 import { type HarvesterConfig, loadConfig } from '../config/env.js';
-import { createEngineDeps } from '../engine/create.js';
+import { createEngineDeps } from '../engine/index.js';
 import { createLogger } from '../observability/logger.js';
 import { bootstrapResources, type ResolvedResources } from '../resources/bootstrap.js';
 import { startDevServer } from './dev-server.js';

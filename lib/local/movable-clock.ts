@@ -1,4 +1,4 @@
-import type { Clock } from '../engine/deps.js';
+import type { Clock } from '../engine/index.js';
 
 /**
  * A clock that can be moved forward: every engine component reads the injected clock, so tests,

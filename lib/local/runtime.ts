@@ -2,11 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { AwsClients } from '../aws/clients.js';
-import type { EngineDeps } from '../engine/deps.js';
-import { drainDeadMessage } from '../engine/drain.js';
-import { handlePageRecord } from '../engine/page-batch.js';
-import { type ReapReport, reap } from '../engine/reaper.js';
-import { startScheduledRun } from '../engine/scheduled-start.js';
+import type { EngineDeps } from '../engine/index.js';
+import {
+  drainDeadMessage,
+  handlePageRecord,
+  type ReapReport,
+  reap,
+  startScheduledRun,
+} from '../engine/index.js';
 import { LOCAL_START_RUN_ARN } from '../queue/source-schedules.js';
 import type { ResolvedResources } from '../resources/bootstrap.js';
 

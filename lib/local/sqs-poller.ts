@@ -5,8 +5,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { SimulatedCrashError } from '../engine/deps.js';
-import { failedRecordLog, redeliveryDelaySeconds } from '../engine/page-batch.js';
+import { failedRecordLog, redeliveryDelaySeconds, SimulatedCrashError } from '../engine/index.js';
 import type { HarvesterLogger } from '../observability/logger.js';
 
 /** Handles one message; throwing reports it failed (it is redelivered later). */

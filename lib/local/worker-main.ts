@@ -6,8 +6,7 @@
  */
 import { createAwsClients } from '../aws/clients.js';
 import { loadConfig } from '../config/env.js';
-import { createEngineDeps } from '../engine/create.js';
-import { handlePageRecord } from '../engine/page-batch.js';
+import { createEngineDeps, handlePageRecord } from '../engine/index.js';
 import { realRetryDeps } from '../retry/outcome.js';
 import { followRuntimeClock } from './clock-link.js';
 import { pollQueue } from './sqs-poller.js';

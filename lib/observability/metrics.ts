@@ -31,6 +31,9 @@ export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
 export const METRICS_NAMESPACE = 'Harvester';
 
+/** The Powertools service name of every log line, metric and trace. */
+export const SERVICE_NAME = 'harvester';
+
 /** The engine's view of metrics: counts with an optional dimension, published once per invocation. */
 export interface EngineMetrics {
   count(name: MetricName, value?: number, dimension?: { name: string; value: string }): void;
@@ -41,9 +44,14 @@ export interface EngineMetrics {
 /** Metrics that go nowhere (tests, the local runtime unless asked). */
 export const noMetrics: EngineMetrics = { count() {}, seconds() {}, flush() {} };
 
-/** Powertools EMF metrics: each flush writes one structured log line CloudWatch turns into metrics. */
-export function powertoolsMetrics(): EngineMetrics {
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'harvester' });
+/**
+ * Powertools EMF metrics: each flush writes one structured log line CloudWatch turns into
+ * metrics. In a Lambda function the handler's `logMetrics` middleware flushes `metrics` at the
+ * end of each invocation (functions/shared/observed.ts); elsewhere the caller flushes.
+ */
+export function powertoolsMetrics(
+  metrics: Metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
+): EngineMetrics {
   return {
     count(name, value = 1, dimension) {
       if (dimension) {

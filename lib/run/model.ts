@@ -5,6 +5,12 @@
 export const RUN_MODES = ['full', 'incremental', 'reconciliation', 'dlq_retry'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
+/**
+ * The epoch a run starts at. While a run is still at it, no earlier worker of the run can exist
+ * to be fenced, so a page may skip an entity it found stored unchanged (see `ItemStore.loadAll`).
+ */
+export const FIRST_EPOCH = 1;
+
 export const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 

@@ -147,7 +147,7 @@ export function latestPartitionCheckpoint(partitions: readonly Partition[]): Che
 
 /**
  * Most ids kept at a partition's latest version: beyond it, a tail pass asks the store (see
- * `engine/tail-reads.ts`). Kept compact (compact-ids.ts): 64 partitions' ids stay ~100 KB of the
+ * `engine/work/tail-reads.ts`). Kept compact (compact-ids.ts): 64 partitions' ids stay ~100 KB of the
  * run item whatever the source's id length.
  */
 export const MAX_LATEST_IDS = 100;

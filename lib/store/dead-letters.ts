@@ -11,7 +11,7 @@ import { redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
-import { isConditionFailure } from './errors.js';
+import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 
 export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
@@ -59,7 +59,31 @@ export interface DeadLetter {
   /** Items filed by a partition: its window's bounds (see {@link FailureRecord.windowUntil}). */
   readonly windowFrom?: string;
   readonly windowUntil?: string;
+  /** `discarded` once someone gave up on the entry; absent while it is open. */
+  readonly state?: DeadLetterState;
+  /** The last discard: kept as the audit record, also after a new failure reopens the entry. */
+  readonly discard?: Discard;
 }
+
+/** Stored states besides open (open entries carry no state, so older entries read as open). */
+export const DEAD_LETTER_STATES = ['discarded'] as const;
+export type DeadLetterState = (typeof DEAD_LETTER_STATES)[number];
+
+/** Who gave up on a dead letter, when and why. */
+export interface Discard {
+  readonly at: number;
+  /** The caller's identity as the API knows it (an IAM ARN), or null when it has none (locally). */
+  readonly by: string | null;
+  readonly reason: string;
+}
+
+/** An entry is open until it is discarded: counted in its run's "K in DLQ", listed, retried. */
+export function isOpen(entry: Pick<DeadLetter, 'state'>): boolean {
+  return entry.state === undefined;
+}
+
+/** Filter of every read that means "open entries": no state written. */
+const OPEN_FILTER = 'attribute_not_exists(#state)';
 
 /** A failure to record. */
 export interface FailureRecord {
@@ -136,12 +160,15 @@ export class DeadLetterStore {
             'SET #kind = :kind, #ref = :ref, errorClass = :class, reason = :reason, lastFailedAt = :now, runId = :runId, #page = :page, excerpt = :excerpt, failureKey = :key, firstFailedAt = if_not_exists(firstFailedAt, :now), attempts = if_not_exists(attempts, :zero) + :attempts' +
             (failure.scope ? ', #scope = :scope' : '') +
             (failure.windowFrom ? ', windowFrom = :windowFrom' : '') +
-            (failure.windowUntil ? ', windowUntil = :windowUntil' : ''),
+            (failure.windowUntil ? ', windowUntil = :windowUntil' : '') +
+            // A new failure is news: a discarded entry opens again (its last discard stays, for the record).
+            ' REMOVE #state',
           ConditionExpression: 'attribute_not_exists(failureKey) OR failureKey <> :key',
           ExpressionAttributeNames: {
             '#kind': 'kind',
             '#ref': 'ref',
             '#page': 'page',
+            '#state': 'state',
             ...(failure.scope ? { '#scope': 'scope' } : {}),
           },
           ExpressionAttributeValues: {
@@ -190,9 +217,49 @@ export class DeadLetterStore {
     );
   }
 
-  /** Removes a resolved entry (a retry loaded it). */
+  /** Removes a resolved entry (a retry loaded it); a discarded one stays, as the audit record it is. */
   async resolve(sourceId: string, entryId: string): Promise<void> {
-    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { sourceId, entryId } }));
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { sourceId, entryId },
+          ConditionExpression: OPEN_FILTER,
+          ExpressionAttributeNames: { '#state': 'state' },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /**
+   * Gives up on an open entry: it stays, as an audit record (state `discarded`, who, when, why),
+   * and no longer counts, lists or retries as open. Conditional on the entry existing and being
+   * open: a discarded one throws {@link DeadLetterConflictError}; a missing one (never recorded,
+   * or resolved by a retry, which removes it) returns undefined.
+   */
+  async discard(sourceId: string, entryId: string, discard: Discard): Promise<DeadLetter | undefined> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId, entryId },
+          UpdateExpression: 'SET #state = :discarded, discard = :discard',
+          ConditionExpression: `attribute_exists(entryId) AND ${OPEN_FILTER}`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':discarded': 'discarded', ':discard': discard },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes as DeadLetter;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const current = await this.get(sourceId, entryId);
+      if (current?.discard && !isOpen(current)) throw new DeadLetterConflictError(entryId, current.discard);
+      // Gone (resolved, or never there); an entry reopened in between is discarded on a new request.
+      return undefined;
+    }
   }
 
   /** Whether the source has an open item entry: one keys-only read of at most one key. */
@@ -242,7 +309,9 @@ export class DeadLetterStore {
           new DeleteCommand({
             TableName: this.tableName,
             Key: { sourceId, entryId },
-            ConditionExpression: 'lastFailedAt <= :loadedAt',
+            // Discarded entries stay: the audit record outlives the failure.
+            ConditionExpression: `lastFailedAt <= :loadedAt AND ${OPEN_FILTER}`,
+            ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':loadedAt': loadedAt },
           }),
         );
@@ -267,7 +336,8 @@ export class DeadLetterStore {
           TableName: this.tableName,
           IndexName: INDEX.deadLettersByRun,
           KeyConditionExpression: 'runId = :runId',
-          FilterExpression: 'sourceId = :sourceId',
+          FilterExpression: `sourceId = :sourceId AND ${OPEN_FILTER}`,
+          ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':runId': runId, ':sourceId': sourceId },
           Select: 'COUNT',
           ExclusiveStartKey: start,
@@ -287,7 +357,10 @@ export class DeadLetterStore {
     return encodeCursor({ sourceId, entryId: entry?.entryId ?? ' ' })!;
   }
 
-  /** Open entries of a source, a page at a time, optionally only those of one error class or run. */
+  /**
+   * Open entries of a source, a page at a time, optionally only those of one error class or run;
+   * with `state: 'discarded'`, the discarded ones instead (the audit trail).
+   */
   async list(
     sourceId: string,
     options: {
@@ -296,10 +369,12 @@ export class DeadLetterStore {
       runId?: string;
       errorClass?: ErrorClass;
       failedBefore?: number;
+      state?: 'open' | DeadLetterState;
     } = {},
   ): Promise<Page<DeadLetter>> {
-    const filters: string[] = [];
-    const values: Record<string, unknown> = {};
+    const discarded = options.state === 'discarded';
+    const filters: string[] = [discarded ? '#state = :discarded' : OPEN_FILTER];
+    const values: Record<string, unknown> = discarded ? { ':discarded': 'discarded' } : {};
     if (options.failedBefore !== undefined) {
       filters.push('firstFailedAt <= :before');
       values[':before'] = options.failedBefore;
@@ -322,13 +397,14 @@ export class DeadLetterStore {
           TableName: this.tableName,
           ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
           KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
-          ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+          FilterExpression: filters.join(' AND '),
+          ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
             ':sourceId': sourceId,
             ...(byRun ? { ':runId': options.runId } : {}),
             ...values,
           },
-          Limit: filters.length > 0 ? Math.max(limit - items.length, FILTERED_READ) : limit - items.length,
+          Limit: Math.max(limit - items.length, FILTERED_READ),
           ExclusiveStartKey: start,
         }),
       );

@@ -64,6 +64,25 @@ export class ItemNotFoundError extends StoreError {
   override readonly name = 'ItemNotFoundError';
 }
 
+/** No dead letter with that entry id in the source: never recorded, or a retry resolved it. */
+export class DeadLetterNotFoundError extends StoreError {
+  override readonly name = 'DeadLetterNotFoundError';
+}
+
+/** A dead letter that cannot be discarded: it was discarded already (`discard` says when, by whom, why). */
+export class DeadLetterConflictError extends StoreError {
+  override readonly name = 'DeadLetterConflictError';
+  constructor(
+    readonly entryId: string,
+    readonly discard: { readonly at: number; readonly by: string | null; readonly reason: string },
+  ) {
+    super(
+      `dead letter ${entryId} was discarded already, at ${new Date(discard.at).toISOString()}${discard.by ? ` by ${discard.by}` : ''}: ${discard.reason}`,
+      { entryId },
+    );
+  }
+}
+
 /** The source already has an active run; `activeRunId` names it (the API answers 409 with it). */
 export class SourceBusyError extends StoreError {
   override readonly name = 'SourceBusyError';

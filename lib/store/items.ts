@@ -12,6 +12,7 @@ import type { Entity } from '../connectors/contract.js';
 import { stableHash } from '../run/hash.js';
 import { isConditionFailure, valueRefusal } from './errors.js';
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
+import { compareVersions, readStoredStates, type StoredState } from './item-states.js';
 import { queryAll } from './paging.js';
 import { unstorableReason } from './storable.js';
 
@@ -64,9 +65,21 @@ export type LoadResult =
       /** Written with new content (first store, newer version, or new content at an equal version). */
       readonly changed?: boolean;
     }
+  /** The page's read found the same version and content stored, live: nothing was written. */
+  | { readonly entityId: string; readonly status: 'unchanged' }
   | { readonly entityId: string; readonly status: 'too_large'; readonly bytes: number }
   /** DynamoDB cannot hold a value of the entity (see `storable.ts`); `reason` says which and why. */
   | { readonly entityId: string; readonly status: 'unstorable'; readonly reason: string };
+
+/**
+ * How a page loads after reading its entities' stored states first ({@link readStoredStates}):
+ * `stored` is the read's answer for this entity (null: not stored); `skipUnchanged` allows leaving
+ * an entity stored at the same version and content, live, unwritten.
+ */
+export interface ReadFirst {
+  readonly stored: StoredState | null;
+  readonly skipUnchanged: boolean;
+}
 
 /** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
 export const LOAD_CONCURRENCY = 16;
@@ -99,6 +112,12 @@ export class ItemStore {
    *
    * Every write is an UpdateItem on named attributes, never a whole-item put, so no write erases
    * attributes it does not own (the tombstone). Items over the size budget are not written.
+   *
+   * Without `read`, the three conditional writes are tried in turn (newer, equal and same content,
+   * equal and new content). With the page's read of the stored state, the read picks the one write
+   * to try — or none: an older version than the stored one is `kept_newer`, and an unchanged one
+   * is skipped when `read.skipUnchanged` allows. The condition still judges the write the read
+   * chose; when it refuses (the read was stale), the other branches are tried as without a read.
    */
   async load(
     sourceId: string,
@@ -107,6 +126,7 @@ export class ItemStore {
     now: number,
     epoch = 0,
     provenance?: ItemProvenance,
+    read?: ReadFirst,
   ): Promise<LoadResult> {
     const unstorable = unstorableReason(entity.data);
     if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
@@ -160,29 +180,52 @@ export class ItemStore {
       }
     };
     const written = (changed: boolean): LoadResult => ({ entityId: entity.id, status: 'written', changed });
-    if (
-      await write(
-        `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
-        'attribute_not_exists(entityId) OR #version < :version',
-        true,
-      )
-    )
-      return written(true);
+    const keptNewer: LoadResult = { entityId: entity.id, status: 'kept_newer' };
     const equal = '#version = :version AND (attribute_not_exists(#writer) OR #writer <= :writer)';
-    // An equal version is usually the same content read again (a re-read, a retried page): it
-    // refreshes the bookkeeping and leaves the change stamp alone. New content under the same
-    // version (a source with 1 s versions) is a change.
-    if (await write(`${set}${change('unchanged', false)}`, `${equal} AND #contentHash = :contentHash`, false))
-      return written(false);
-    if (
-      await write(
-        `${set}${change('changed', true)}`,
-        `${equal} AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
-        true,
-      )
-    )
-      return written(true);
-    return { entityId: entity.id, status: 'kept_newer' };
+    const branches = {
+      newer: async () =>
+        (await write(
+          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
+          'attribute_not_exists(entityId) OR #version < :version',
+          true,
+        )) && written(true),
+      // An equal version is usually the same content read again (a re-read, a retried page): it
+      // refreshes the bookkeeping and leaves the change stamp alone. New content under the same
+      // version (a source with 1 s versions) is a change.
+      sameContent: async () =>
+        (await write(
+          `${set}${change('unchanged', false)}`,
+          `${equal} AND #contentHash = :contentHash`,
+          false,
+        )) && written(false),
+      newContent: async () =>
+        (await write(
+          `${set}${change('changed', true)}`,
+          `${equal} AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
+          true,
+        )) && written(true),
+    };
+    type Branch = keyof typeof branches;
+    /** Tries `first`, then the other branches in order, until one's condition holds. */
+    const attempt = async (first?: Branch): Promise<LoadResult> => {
+      const order: Branch[] = ['newer', 'sameContent', 'newContent'];
+      for (const branch of first ? [first, ...order.filter((b) => b !== first)] : order) {
+        const result = await branches[branch]();
+        if (result) return result;
+      }
+      return keptNewer;
+    };
+    if (!read) return attempt();
+    const { stored } = read;
+    if (!stored) return attempt('newer');
+    const order = compareVersions(stored.version, entity.version);
+    // Stored versions only grow, so even a stale read showing a newer one is right.
+    if (order > 0) return keptNewer;
+    if (order < 0) return attempt('newer');
+    if (stored.contentHash !== fields.contentHash) return attempt('newContent');
+    if (read.skipUnchanged && stored.tombstonedAt === undefined)
+      return { entityId: entity.id, status: 'unchanged' };
+    return attempt('sameContent');
   }
 
   /**
@@ -197,16 +240,32 @@ export class ItemStore {
     now: number,
     epoch = 0,
     provenance?: ItemProvenance,
+    /** Read the stored states first (one BatchGetItem per 100 entities) and write only what changed. */
+    readFirst?: { readonly skipUnchanged: boolean },
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
+    const states = readFirst
+      ? await readStoredStates(
+          this.doc,
+          this.tableName,
+          sourceId,
+          entities.map((e) => e.id),
+        )
+      : undefined;
+    const readOf = (entity: Entity): ReadFirst | undefined =>
+      states && readFirst
+        ? { stored: states.get(entity.id) ?? null, skipUnchanged: readFirst.skipUnchanged }
+        : undefined;
     return Promise.all(
       entities.map((entity) =>
         limit(() =>
-          this.load(sourceId, entity, runId, now, epoch, provenance).catch((error: unknown): LoadResult => {
-            const refusal = valueRefusal(error);
-            if (refusal === null) throw error;
-            return { entityId: entity.id, status: 'unstorable', reason: refusal };
-          }),
+          this.load(sourceId, entity, runId, now, epoch, provenance, readOf(entity)).catch(
+            (error: unknown): LoadResult => {
+              const refusal = valueRefusal(error);
+              if (refusal === null) throw error;
+              return { entityId: entity.id, status: 'unstorable', reason: refusal };
+            },
+          ),
         ),
       ),
     );

@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 
 /**
- * Stream positions too large to travel on a page message (see lib/engine/positions.ts), kept as
+ * Stream positions too large to travel on a page message (see lib/engine/chain/positions.ts), kept as
  * items of the SyncRuns table beside their run. A position item is keyed by its reference —
  * run, chain, page and a digest of the position — so it is written once and never changed: two
  * deliveries of one page that computed the same position write the same item, and a losing

@@ -24,7 +24,7 @@ export type SecretBindingMap = Readonly<Record<string, readonly string[]>>;
 export interface SecretBindingRecord {
   readonly sourceId: string;
   readonly bindings: SecretBindingMap;
-  /** The API's MAC over `sourceId` + `bindings` (see lib/engine/config-trust.ts); absent on unsigned rows. */
+  /** The API's MAC over `sourceId` + `bindings` (see lib/engine/sources/config-trust.ts); absent on unsigned rows. */
   readonly mac: string | null;
   readonly updatedAt: number;
 }

@@ -25,7 +25,7 @@ export interface SourceRecord {
   readonly schedules: SourceSchedule[];
   /** Hash of connector + config: a run compares it to detect a reconfiguration (`params_changed`). */
   readonly configHash: string;
-  /** The API's MAC over source id, connector and config (lib/engine/config-trust.ts); null when unsigned. */
+  /** The API's MAC over source id, connector and config (lib/engine/sources/config-trust.ts); null when unsigned. */
   readonly configMac: string | null;
   /**
    * Committed watermark: every entity modified before it has been stored. Moves only when an

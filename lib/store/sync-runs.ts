@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
 import {
+  FIRST_EPOCH,
   isActive,
   type ResumeRecord,
   type RunFailure,
@@ -98,7 +99,7 @@ export class SyncRunStore {
       params: run.params,
       paramsHash: run.paramsHash,
       state: 'queued',
-      epoch: 1,
+      epoch: FIRST_EPOCH,
       progress: { processed: 0, total: null, pages: 0 },
       errorCount: 0,
       heartbeatAt: run.now,

@@ -13,7 +13,6 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['engine'],
   ['api'],
   ['local'],
-  ['demo'],
   ['cli'],
 ];
 
@@ -53,6 +52,26 @@ export function cycles(edges: Map<string, string[]>): string[][] {
   };
   for (const node of edges.keys()) if (!index.has(node)) visit(node);
   return found;
+}
+
+/** Folders of lib/ that other code reaches only through their `index.ts`. */
+export const FACED = ['engine'];
+
+/**
+ * What is wrong with one import across a face, or null: code outside a faced folder imports its
+ * `index.ts` only, and code inside never imports its own face (that would tie every file of the
+ * folder into one cycle). Tests may reach inside, to check a part on its own.
+ */
+export function faceViolation(from: string, to: string): string | null {
+  for (const folder of FACED) {
+    const inside = `lib/${folder}/`;
+    const face = `${inside}index.ts`;
+    if (!to.startsWith(inside)) continue;
+    if (from.startsWith(inside)) return to === face ? `${from} imports its own folder's face` : null;
+    if (to === face || from.startsWith('test/')) return null;
+    return `lib/${folder}/ is imported only through ${face}`;
+  }
+  return null;
 }
 
 export function layerOf(folder: string): number {

@@ -1,5 +1,5 @@
 import type { Entity } from '../../lib/connectors/contract.js';
-import type { EngineDeps } from '../../lib/engine/deps.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
 import { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 import { LocalRuntime } from '../../lib/local/runtime.js';
 import { fastRetry, setUpTestEngine, type TestEngine, workerProcessEnv } from '../support/harness.js';

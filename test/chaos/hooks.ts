@@ -1,4 +1,4 @@
-import { type EngineHooks, SimulatedCrashError, type StepPoint } from '../../lib/engine/deps.js';
+import { type EngineHooks, SimulatedCrashError, type StepPoint } from '../../lib/engine/index.js';
 
 /** Where a hook fired: the page step of one worker. */
 export interface StepContext {

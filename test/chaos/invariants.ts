@@ -1,7 +1,7 @@
-import type { FakeSource } from '../../lib/local/fake-source/index.js';
 import type { ResumeVerdict, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
 import type { DeadLetter } from '../../lib/store/dead-letters.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import type { ChaosEnv } from './chaos-env.js';
 import { pauseViolation } from './pauses.js';
 import type { ChaosMode } from './plan.js';

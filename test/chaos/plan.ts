@@ -1,6 +1,6 @@
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { STEP_POINTS, type StepPoint } from '../../lib/engine/deps.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
+import { STEP_POINTS, type StepPoint } from '../../lib/engine/index.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
 import { Rng } from './rng.js';
 
 export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const;

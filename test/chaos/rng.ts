@@ -1,4 +1,4 @@
-import { hash32, mulberry32 } from '../../lib/local/fake-source/prng.js';
+import { hash32, mulberry32 } from '../../tools/fake-source/prng.js';
 
 /**
  * A small seeded PRNG for trial plans (mulberry32 underneath). A trial's plan is a pure function

@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { StepPoint } from '../../lib/engine/deps.js';
+import type { StepPoint } from '../../lib/engine/index.js';
 import type { RunMode } from '../../lib/run/model.js';
 import { putSource } from '../support/harness.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';

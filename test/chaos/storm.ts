@@ -1,8 +1,8 @@
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { decodeCursor, type FakeSource } from '../../lib/local/fake-source/index.js';
-import { compareKeys } from '../../lib/local/fake-source/model.js';
-import type { FaultProfile } from '../../lib/local/fake-source/profiles.js';
 import type { SyncRun } from '../../lib/run/model.js';
+import { decodeCursor, type FakeSource } from '../../tools/fake-source/index.js';
+import { compareKeys } from '../../tools/fake-source/model.js';
+import type { FaultProfile } from '../../tools/fake-source/profiles.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StormFault, TrialPlan } from './plan.js';
 

@@ -1,6 +1,6 @@
 import { RELIABILITY } from '../../lib/config/constants.js';
-import type { FakeSource } from '../../lib/local/fake-source/index.js';
 import { isActive, isTerminal, type SyncRun } from '../../lib/run/model.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import { InFlightLedger, type InFlightSample } from './in-flight.js';

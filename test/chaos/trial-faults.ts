@@ -1,6 +1,6 @@
-import type { StepPoint } from '../../lib/engine/deps.js';
-import { decodeCursor, type FakeSource } from '../../lib/local/fake-source/index.js';
-import { compareKeys } from '../../lib/local/fake-source/model.js';
+import type { StepPoint } from '../../lib/engine/index.js';
+import { decodeCursor, type FakeSource } from '../../tools/fake-source/index.js';
+import { compareKeys } from '../../tools/fake-source/model.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { StepContext } from './hooks.js';
 import type { TrialPlan } from './plan.js';

@@ -1,8 +1,8 @@
-import type { StepPoint } from '../../lib/engine/deps.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { minusLookback } from '../../lib/engine/watermark.js';
-import { startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { StepPoint } from '../../lib/engine/index.js';
+import { startRun } from '../../lib/engine/index.js';
+import { minusLookback } from '../../lib/engine/run/watermark.js';
 import type { RunMode } from '../../lib/run/model.js';
+import { startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource } from '../support/harness.js';
 import type { ChaosEnv } from './chaos-env.js';
 import type { PlannedCrash, StepContext } from './hooks.js';

@@ -1,6 +1,5 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { type EngineDeps, SimulatedCrashError } from '../../lib/engine/deps.js';
-import { handlePageRecord } from '../../lib/engine/page-batch.js';
+import { type EngineDeps, handlePageRecord, SimulatedCrashError } from '../../lib/engine/index.js';
 import { pollQueue } from '../../lib/local/sqs-poller.js';
 
 /** The page queue as SQS counts it. */

@@ -1,6 +1,5 @@
-import type { EngineDeps } from '../../lib/engine/deps.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import type { StepResult } from '../../lib/engine/step.js';
+import type { EngineDeps, StepResult } from '../../lib/engine/index.js';
+import { processPage } from '../../lib/engine/index.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
 import type { ZombieFault } from './plan.js';
 

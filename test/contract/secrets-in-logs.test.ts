@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { startRun } from '../../lib/engine/index.js';
 import { createLogger } from '../../lib/observability/logger.js';
+import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
 import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { CONTRACT_SECRET } from './subjects.js';
 

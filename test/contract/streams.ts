@@ -1,5 +1,5 @@
 import type { FetchedPage, TimeWindow } from '../../lib/connectors/contract.js';
-import { pageWatermark } from '../../lib/engine/watermark.js';
+import { pageWatermark } from '../../lib/engine/run/watermark.js';
 import type { Subject } from './subjects.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { Connector, ConnectorContext, TimeWindow } from '../../lib/connectors/contract.js';
 import { getConnector } from '../../lib/connectors/registry.js';
-import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';
 import { injectS3Faults } from '../support/s3-faults.js';
 

@@ -2,7 +2,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { reap } from '../../lib/engine/reaper.js';
+import { reap } from '../../lib/engine/index.js';
 import {
   ACTIVE_SHARD_COUNT,
   activeShardOf,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiDeps } from '../../lib/api/deps.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/create.js';
+import { createEngineDeps } from '../../lib/engine/index.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
 

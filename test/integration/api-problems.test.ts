@@ -376,9 +376,12 @@ const CASES: Case[] = [
   },
 ];
 
-/** A route's path with its parameters filled: the test's source, a fresh run id. */
+/** A route's path with its parameters filled: the test's source, a fresh run id, an entry id. */
 function urlOf(route: Route): string {
-  return route.path.replace('{sourceId}', SOURCE).replace('{runId}', activeRunId ?? ulid());
+  return route.path
+    .replace('{sourceId}', SOURCE)
+    .replace('{runId}', activeRunId ?? ulid())
+    .replace('{entryId}', encodeURIComponent('item#e-1'));
 }
 
 /** Every route of the API, each fed input no route may accept, with the status it must answer. */

@@ -4,8 +4,8 @@ import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { fakeRestConfig } from '../../lib/local/fake-source/connector-config.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
+import { fakeRestConfig } from '../../tools/fake-source/connector-config.js';
 import { setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import { MAX_PARTITIONS_LIMIT, partitionsOf } from '../../lib/run/partitions.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { memorySource, withMemoryKeyed } from '../support/memory-keyed.js';

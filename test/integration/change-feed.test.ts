@@ -3,9 +3,9 @@ import { PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../lib/cli/main.js';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import { DETAIL_TYPES, EntityEventDetailSchema, RunEventDetailSchema } from '../../lib/events/details.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import {
   fakeRestConfig,
   putSource,

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { testEndpoint } from '../support/aws.js';
 
 /**

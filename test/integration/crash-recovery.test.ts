@@ -1,12 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import type { EngineDeps, StepPoint } from '../../lib/engine/deps.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { EngineDeps, StepPoint } from '../../lib/engine/index.js';
+import { processPage, startRun } from '../../lib/engine/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { RunFencedError } from '../../lib/store/errors.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runView } from '../../lib/api/views.js';
-import type { FakeSourceOptions } from '../../lib/local/fake-source/index.js';
 import type { RunMode } from '../../lib/run/model.js';
+import type { FakeSourceOptions } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   FaultInjector,
   resolveProfile,
   startFakeSource,
-} from '../../lib/local/fake-source/index.js';
+} from '../../tools/fake-source/index.js';
 
 const started: FakeSource[] = [];
 afterEach(async () => {

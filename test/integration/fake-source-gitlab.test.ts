@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FakeSource,
-  GITLAB_DEFAULT_PER_PAGE,
-  startFakeSource,
-} from '../../lib/local/fake-source/index.js';
+import { type FakeSource, GITLAB_DEFAULT_PER_PAGE, startFakeSource } from '../../tools/fake-source/index.js';
 
-/** The fake source's GitLab shape answers as GitLab's REST API v4 does (see lib/local/fake-source/gitlab.ts). */
+/** The fake source's GitLab shape answers as GitLab's REST API v4 does (see tools/fake-source/gitlab.ts). */
 
 let fake: FakeSource;
 let big: FakeSource;

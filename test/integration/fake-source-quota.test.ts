@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeSource, SharedQuota, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { type FakeSource, SharedQuota, startFakeSource } from '../../tools/fake-source/index.js';
 
 /*
  * The fake source's shared-quota mode: a quota per token, across repositories (and across fake

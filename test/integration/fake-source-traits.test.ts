@@ -6,7 +6,7 @@ import {
   type FakeSourceOptions,
   longRecordId,
   startFakeSource,
-} from '../../lib/local/fake-source/index.js';
+} from '../../tools/fake-source/index.js';
 
 /** The source zoo's traits, each against the fake source's HTTP answers. */
 

@@ -4,7 +4,7 @@ import {
   type FakeSourceOptions,
   type GroundTruth,
   startFakeSource,
-} from '../../lib/local/fake-source/index.js';
+} from '../../tools/fake-source/index.js';
 
 const started: FakeSource[] = [];
 afterEach(async () => {

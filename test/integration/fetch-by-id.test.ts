@@ -50,7 +50,7 @@ async function allBut(sourceId: string, except: string) {
 
 // The fake's transfer trait answers a fetch of a transferred GitHub issue with a 301 to another
 // repository's issue under a number this repository also uses, and a rest-json record with a 301
-// to a record of another id (see lib/local/fake-source/traits/transfers.ts).
+// to a record of another id (see tools/fake-source/traits/transfers.ts).
 describe('an issue transferred to another repository (GitHub answers with a redirect to it)', () => {
   it('is tombstoned by a reconciliation, and the issue it became overwrites nothing', async () => {
     const { fake, sourceId } = await githubSource(45);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FaultProfile, LiveOptions } from '../../lib/local/fake-source/index.js';
+import type { FaultProfile, LiveOptions } from '../../tools/fake-source/index.js';
 import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

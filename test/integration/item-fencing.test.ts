@@ -2,10 +2,9 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entity } from '../../lib/connectors/contract.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { entityId, type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { processPage, startRun } from '../../lib/engine/index.js';
 import { parsePageMessage } from '../../lib/queue/page-message.js';
+import { entityId, type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
 /*

@@ -3,7 +3,7 @@ import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { loadConfig } from '../../lib/config/env.js';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import { TEST_REGION } from '../support/aws.js';
 import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 

@@ -10,7 +10,7 @@ import { ApiClient } from '../../lib/cli/client.js';
 import { exportItems, exportStatePath } from '../../lib/cli/export.js';
 import type { Io } from '../../lib/cli/output.js';
 import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/create.js';
+import { createEngineDeps } from '../../lib/engine/index.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
 

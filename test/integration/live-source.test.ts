@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LiveOptions } from '../../lib/local/fake-source/index.js';
+import type { LiveOptions } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import type { FakeSourceOptions } from '../../lib/local/fake-source/index.js';
+import { startRun } from '../../lib/engine/index.js';
+import type { FakeSourceOptions } from '../../tools/fake-source/index.js';
 import { CrashHooks } from '../support/crash.js';
 import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 

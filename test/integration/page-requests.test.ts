@@ -1,10 +1,9 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { HandlerExecutionContext, InitializeHandlerArguments, Pluggable } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processPage } from '../../lib/engine/page-step.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { processPage, startRun } from '../../lib/engine/index.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
 /*

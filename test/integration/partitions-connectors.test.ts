@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, fakeRestConfig, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { startRun } from '../../lib/engine/index.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
+import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

@@ -8,14 +8,11 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNKNOWN_SOURCE } from '../../lib/engine/drain.js';
-import { RUN_EVENT_TYPES } from '../../lib/engine/events.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { processPage, RUN_EVENT_TYPES, startRun, UNKNOWN_SOURCE } from '../../lib/engine/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import {
   createQueuedRun,
   fakeRestConfig,

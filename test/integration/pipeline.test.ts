@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { startRun } from '../../lib/engine/index.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import {
   fakeRestConfig,
   putSource,

@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { longRecordId } from '../../lib/local/fake-source/traits/ids.js';
+import { longRecordId } from '../../tools/fake-source/traits/ids.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /*

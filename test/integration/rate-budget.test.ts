@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { credentialKey } from '../../lib/budget/credential.js';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
+import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
+import { partitionsOf } from '../../lib/run/partitions.js';
 import {
   type FakeSource,
   type FaultProfile,
   SharedQuota,
   startFakeSource,
-} from '../../lib/local/fake-source/index.js';
-import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
-import { partitionsOf } from '../../lib/run/partitions.js';
+} from '../../tools/fake-source/index.js';
 import {
   fastRetry,
   putTrustedSource,

@@ -2,7 +2,7 @@ import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { reap } from '../../lib/engine/reaper.js';
+import { reap } from '../../lib/engine/index.js';
 import { movableClock } from '../support/crash.js';
 import {
   createQueuedRun,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
-import type { LiveOptions } from '../../lib/local/fake-source/index.js';
+import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/work/tombstone-pass.js';
+import type { LiveOptions } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

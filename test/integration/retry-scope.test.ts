@@ -1,14 +1,12 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import type { EngineDeps } from '../../lib/engine/deps.js';
-import { drainDeadMessage } from '../../lib/engine/drain.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
+import { drainDeadMessage, processPage, startRun } from '../../lib/engine/index.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
 /*

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import type { RunMode } from '../../lib/run/model.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';

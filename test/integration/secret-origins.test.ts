@@ -6,7 +6,7 @@ import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { guardedFetch } from '../../lib/connectors/guarded-fetch.js';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import { stableHash } from '../../lib/run/hash.js';
 import { TEST_REGION } from '../support/aws.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';

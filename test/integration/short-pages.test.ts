@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fakeRestConfig } from '../../lib/local/fake-source/index.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
+import { fakeRestConfig } from '../../tools/fake-source/index.js';
 import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testSource } from '../../lib/api/source-test.js';
 import { runView } from '../../lib/api/views.js';
-import type { TraitOptions } from '../../lib/local/fake-source/index.js';
+import type { TraitOptions } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**

@@ -5,8 +5,11 @@ import type { ApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/create.js';
-import { type ScheduledStartOutcome, startScheduledRun } from '../../lib/engine/scheduled-start.js';
+import {
+  LOCAL_SCHEDULER_ROLE_ARN,
+  type ScheduledStartOutcome,
+  startScheduledRun,
+} from '../../lib/engine/index.js';
 import { LOCAL_START_RUN_ARN } from '../../lib/local/runtime.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { setUpTestApi } from '../support/api.js';

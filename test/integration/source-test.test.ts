@@ -4,7 +4,7 @@ import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { credentialKey } from '../../lib/budget/credential.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 import { fakeRestConfig } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/create.js';
+import { LOCAL_SCHEDULER_ROLE_ARN } from '../../lib/engine/index.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../../lib/queue/source-schedules.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entity } from '../../lib/connectors/contract.js';
-import { unreadByPartition } from '../../lib/engine/tail-reads.js';
+import { unreadByPartition } from '../../lib/engine/work/tail-reads.js';
 import { MAX_LATEST_IDS, notReadYet } from '../../lib/run/partitions.js';
 import { setUpTestEngine, type TestEngine } from '../support/harness.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RETRY_CONCURRENCY } from '../../lib/config/constants.js';
-import { SharedQuota } from '../../lib/local/fake-source/index.js';
+import { SharedQuota } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, fastRetry, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 

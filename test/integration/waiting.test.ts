@@ -2,18 +2,22 @@ import { ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { DeleteMessageCommand, PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { type EngineDeps, SimulatedCrashError, type StepPoint } from '../../lib/engine/deps.js';
-import { drainDeadMessage } from '../../lib/engine/drain.js';
-import { endRun } from '../../lib/engine/finish.js';
-import { redeliveryDelaySeconds } from '../../lib/engine/page-batch.js';
-import { processPage } from '../../lib/engine/page-step.js';
-import { reap } from '../../lib/engine/reaper.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import type { StepResult } from '../../lib/engine/step.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import type { StepResult } from '../../lib/engine/index.js';
+import {
+  drainDeadMessage,
+  type EngineDeps,
+  processPage,
+  reap,
+  redeliveryDelaySeconds,
+  SimulatedCrashError,
+  type StepPoint,
+  startRun,
+} from '../../lib/engine/index.js';
+import { endRun } from '../../lib/engine/run/finish.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import type { StepPoint } from '../../lib/engine/deps.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import type { FakeSource, LiveOptions } from '../../lib/local/fake-source/index.js';
+import type { StepPoint } from '../../lib/engine/index.js';
+import { startRun } from '../../lib/engine/index.js';
 import type { SyncRun } from '../../lib/run/model.js';
+import type { FakeSource, LiveOptions } from '../../tools/fake-source/index.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';

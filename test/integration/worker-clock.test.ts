@@ -1,8 +1,8 @@
 import { ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
-import { type FakeSource, startFakeSource } from '../../lib/local/fake-source/index.js';
+import { startRun } from '../../lib/engine/index.js';
 import type { LocalRuntime } from '../../lib/local/runtime.js';
+import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
 import {
   fakeRestConfig,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startRun } from '../../lib/engine/start-run.js';
+import { startRun } from '../../lib/engine/index.js';
 import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
 import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/create.js';
+import { createEngineDeps } from '../../lib/engine/index.js';
 import { setUpTestAws, type TestAws } from './aws.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type EngineHooks, SimulatedCrashError, type StepPoint } from '../../lib/engine/deps.js';
+import { type EngineHooks, SimulatedCrashError, type StepPoint } from '../../lib/engine/index.js';
 
 export { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 

@@ -4,20 +4,15 @@ import { urlFields } from '../../lib/api/source-guard.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { sameSecret, secretReferences } from '../../lib/connectors/secret-binding.js';
-import { createEngineDeps, type EngineOptions } from '../../lib/engine/create.js';
-import type { EngineDeps } from '../../lib/engine/deps.js';
-import { startRun } from '../../lib/engine/start-run.js';
-import {
-  type FakeSource,
-  type FakeSourceOptions,
-  startFakeSource,
-} from '../../lib/local/fake-source/index.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
+import { createEngineDeps, type EngineOptions, startRun } from '../../lib/engine/index.js';
 import { LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import type { BootstrapOptions } from '../../lib/resources/bootstrap.js';
 import type { RetryDeps } from '../../lib/retry/outcome.js';
 import { runParamsHash, stableHash } from '../../lib/run/hash.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { type FakeSource, type FakeSourceOptions, startFakeSource } from '../../tools/fake-source/index.js';
 import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
 
 /** Retry timing for tests: real backoff decisions, sleeps shortened a hundredfold. */
@@ -197,7 +192,7 @@ export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promi
   return run.runId;
 }
 
-export { fakeRestConfig } from '../../lib/local/fake-source/connector-config.js';
+export { fakeRestConfig } from '../../tools/fake-source/connector-config.js';
 
 /** A test file's engine under a running local runtime, and the fake sources it starts. */
 export interface EngineWithFakes {

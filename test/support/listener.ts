@@ -44,4 +44,4 @@ export async function startListener(): Promise<Listener> {
   };
 }
 
-export { freePorts } from '../../lib/local/fake-source/ports.js';
+export { freePorts } from '../../tools/fake-source/ports.js';

@@ -1,5 +1,5 @@
-import type { EngineDeps } from '../../lib/engine/deps.js';
-import type { FakeSource } from '../../lib/local/fake-source/index.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 
 /** How a harvest compares with the source's ground truth, entity by entity. */
 export interface Comparison {

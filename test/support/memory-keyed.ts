@@ -6,7 +6,7 @@ import type {
   WindowRequest,
 } from '../../lib/connectors/contract.js';
 import { getConnector } from '../../lib/connectors/registry.js';
-import type { ConnectorLookup } from '../../lib/engine/deps.js';
+import type { ConnectorLookup } from '../../lib/engine/index.js';
 import { type Classification, ClassifiedError } from '../../lib/retry/errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
-import { createSecretResolver } from '../../lib/engine/secrets.js';
+import { createSecretResolver } from '../../lib/engine/index.js';
 import { captureIo } from '../support/cli-io.js';
 import { type FakeApi, startFakeApi } from '../support/fake-api.js';
 

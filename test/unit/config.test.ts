@@ -9,8 +9,8 @@ import {
 } from '../../lib/config/constants.js';
 import { ConfigError, loadConfig } from '../../lib/config/env.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/connectors/http.js';
-import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/reconcile.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/retry-work.js';
+import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
+import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/work/tombstone-pass.js';
 import { canonicalJson, stableHash } from '../../lib/run/hash.js';
 
 describe('loadConfig', () => {

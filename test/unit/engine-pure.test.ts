@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dropReason } from '../../lib/engine/message-check.js';
-import { redeliveryDelaySeconds } from '../../lib/engine/page-batch.js';
-import { laterVersion } from '../../lib/engine/page-work.js';
+import { redeliveryDelaySeconds } from '../../lib/engine/index.js';
+import { dropReason } from '../../lib/engine/step/message-check.js';
+import { laterVersion } from '../../lib/engine/work/page-work.js';
 import { parseAtExpression, parseRateExpression } from '../../lib/local/schedule-firer.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { atExpression, deferralScheduleName } from '../../lib/queue/page-queue.js';

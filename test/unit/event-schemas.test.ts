@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runEventDetail } from '../../lib/engine/events.js';
+import { runEventDetail } from '../../lib/engine/index.js';
 import { entityEventOf, streamFilterPattern } from '../../lib/events/change-feed.js';
 import {
   DETAIL_SCHEMAS,

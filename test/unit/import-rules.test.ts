@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cycles, layerViolation } from '../../scripts/imports/rules.js';
+import { cycles, faceViolation, layerViolation } from '../../scripts/imports/rules.js';
 
 /* The import rules `npm run lint` enforces (scripts/check-imports.ts, docs/design.md). */
 
@@ -25,6 +25,27 @@ describe('layerViolation', () => {
     ['lib/engine/x.ts', 'lib/newthing/y.ts', 'in no layer'],
   ])('refuses %s importing %s (%s)', (from, to, why) => {
     expect(layerViolation(from, to)).toContain(why);
+  });
+});
+
+describe('faceViolation', () => {
+  it.each([
+    ['functions/reaper.ts', 'lib/engine/index.ts'],
+    ['lib/api/deps.ts', 'lib/engine/index.ts'],
+    ['lib/engine/step/page-step.ts', 'lib/engine/work/page-work.ts'],
+    ['test/unit/positions.test.ts', 'lib/engine/chain/positions.ts'],
+    ['lib/api/deps.ts', 'lib/store/items.ts'],
+  ])('lets %s import %s', (from, to) => {
+    expect(faceViolation(from, to)).toBeNull();
+  });
+
+  it.each([
+    ['functions/reaper.ts', 'lib/engine/reaper/reaper.ts', 'only through lib/engine/index.ts'],
+    ['lib/local/runtime.ts', 'lib/engine/deps.ts', 'only through lib/engine/index.ts'],
+    ['bench/setup.ts', 'lib/engine/create-deps.ts', 'only through lib/engine/index.ts'],
+    ['lib/engine/run/finish.ts', 'lib/engine/index.ts', 'its own folder'],
+  ])('refuses %s importing %s (%s)', (from, to, why) => {
+    expect(faceViolation(from, to)).toContain(why);
   });
 });
 

@@ -8,7 +8,7 @@ import {
   type ListedKey,
   listedKey,
 } from '../../lib/connectors/keyset.js';
-import { pageWatermark } from '../../lib/engine/watermark.js';
+import { pageWatermark } from '../../lib/engine/run/watermark.js';
 import { ClassifiedError } from '../../lib/retry/errors.js';
 
 const T1 = '2024-01-01T00:00:01.000Z';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toRunView } from '../../lib/api/views.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { dropReason } from '../../lib/engine/message-check.js';
+import { dropReason } from '../../lib/engine/step/message-check.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
 import type { Partition, SyncRun } from '../../lib/run/model.js';
 import {

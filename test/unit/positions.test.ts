@@ -7,14 +7,14 @@ import {
   type KeysetPosition,
   type ListedKey,
 } from '../../lib/connectors/keyset.js';
-import type { EngineDeps } from '../../lib/engine/deps.js';
 import {
   carriedPosition,
   INLINE_POSITION_CHARS,
   MAX_STORED_POSITION_BYTES,
   PositionTooLargeError,
   resolvedPosition,
-} from '../../lib/engine/positions.js';
+} from '../../lib/engine/chain/positions.js';
+import type { EngineDeps } from '../../lib/engine/index.js';
 import { ClassifiedError } from '../../lib/retry/errors.js';
 import { compactId } from '../../lib/run/compact-ids.js';
 import { type PositionRef, storedBytes } from '../../lib/store/positions.js';

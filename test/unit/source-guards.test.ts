@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { rawSecretFields } from '../../lib/api/secret-guard.js';
 import { boundedLookup, sourcePolicyProblems } from '../../lib/api/source-guard.js';
 import type { ConnectorContext } from '../../lib/connectors/contract.js';
@@ -13,7 +13,7 @@ import {
   STRICT_SOURCE_POLICY,
   urlProblems,
 } from '../../lib/connectors/url-policy.js';
-import { createSecretResolver, SECRET_CACHE_TTL_MS } from '../../lib/engine/secrets.js';
+import { createSecretResolver, SECRET_CACHE_TTL_MS } from '../../lib/engine/index.js';
 import { SourceHttpError } from '../../lib/retry/errors.js';
 
 const LOCAL: SourcePolicy = { ...STRICT_SOURCE_POLICY, allowLoopback: true, allowPrivate: true };
@@ -240,16 +240,22 @@ describe('raw credentials and header names', () => {
 });
 
 describe('secrets cache', () => {
+  // Powertools Parameters times its cache with Date.now.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(0);
+  });
+  afterEach(() => vi.useRealTimers());
+
   it('reuses a value for five minutes, then reads the store again', async () => {
-    let now = 0;
     let version = 1;
     const fetchSecret = vi.fn(async () => `v${version}`);
-    const secrets = createSecretResolver({ region: 'us-east-1', now: () => now, fetchSecret });
+    const secrets = createSecretResolver({ region: 'us-east-1', fetchSecret });
     expect(await secrets('ssm:/harvester/a/t')).toBe('v1');
     version = 2;
-    now = SECRET_CACHE_TTL_MS - 1;
+    vi.setSystemTime(SECRET_CACHE_TTL_MS - 1);
     expect(await secrets('ssm:/harvester/a/t')).toBe('v1');
-    now = SECRET_CACHE_TTL_MS + 1;
+    vi.setSystemTime(SECRET_CACHE_TTL_MS + 1);
     expect(await secrets('ssm:/harvester/a/t')).toBe('v2');
     expect(fetchSecret).toHaveBeenCalledTimes(2);
   });
@@ -258,13 +264,30 @@ describe('secrets cache', () => {
     let version = 1;
     const secrets = createSecretResolver({
       region: 'us-east-1',
-      now: () => 0,
       fetchSecret: async () => `v${version}`,
     });
     await secrets('r');
     version = 2;
     secrets.invalidate?.('r');
     expect(await secrets('r')).toBe('v2');
+  });
+
+  it('forces one fetch of the invalidated reference only, then caches the fresh value again', async () => {
+    const versions = new Map([
+      ['a', 1],
+      ['b', 1],
+    ]);
+    const fetchSecret = vi.fn(async (reference: string) => `${reference}${versions.get(reference)}`);
+    const secrets = createSecretResolver({ region: 'us-east-1', fetchSecret });
+    await secrets('a');
+    await secrets('b');
+    versions.set('a', 2).set('b', 2);
+    secrets.invalidate?.('a');
+    expect(await secrets('a')).toBe('a2');
+    expect(await secrets('b')).toBe('b1');
+    versions.set('a', 3);
+    expect(await secrets('a')).toBe('a2');
+    expect(fetchSecret).toHaveBeenCalledTimes(3);
   });
 });
 

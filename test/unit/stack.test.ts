@@ -125,11 +125,15 @@ describe('page queue and DLQ', () => {
 });
 
 describe('functions', () => {
-  it('runs all five on nodejs22.x, arm64, with their own log group', () => {
+  it('runs all five on nodejs22.x, arm64, traced by X-Ray, with their own log group', () => {
     const functions = Object.values(resourcesOf('AWS::Lambda::Function'));
     expect(functions).toHaveLength(5);
     for (const fn of functions) {
-      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+      });
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogGroup: { Ref: expect.any(String) } });
       expect((fn.Properties.Environment as { Variables: object }).Variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'harvester',

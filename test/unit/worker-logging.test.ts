@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { causeChain, failedRecordLog } from '../../lib/engine/page-batch.js';
+import { causeChain, failedRecordLog } from '../../lib/engine/step/page-batch.js';
 import { createLogger, keepReservedKeys, workLogger } from '../../lib/observability/logger.js';
 
 const PAGE = { v: 1, runId: '01JRUN', sourceId: 'acme', epoch: 3, page: 7, cursor: 'c7' };

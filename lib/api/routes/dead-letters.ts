@@ -1,12 +1,26 @@
-import { startRun } from '../../engine/start-run.js';
+import { startRun } from '../../engine/index.js';
+import { DeadLetterNotFoundError } from '../../store/errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
-import { DeadLetterPageSchema, ListDeadLettersQuerySchema } from '../schemas/dead-letters.js';
+import {
+  DeadLetterDetailSchema,
+  DeadLetterPageSchema,
+  DeadLetterPathSchema,
+  DiscardBodySchema,
+  ListDeadLettersQuerySchema,
+} from '../schemas/dead-letters.js';
 import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { toDeadLetterView, toRunView, triggerOf } from '../views.js';
+import { toDeadLetterDetail, toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
-/** Dead letters: triage listing and "retry failed". */
+function notFound(sourceId: string, entryId: string): DeadLetterNotFoundError {
+  return new DeadLetterNotFoundError(
+    `no dead letter ${entryId} in source ${sourceId}: never recorded, or a retry resolved it`,
+    { sourceId, entryId },
+  );
+}
+
+/** Dead letters: triage listing, one entry in full, discard, and "retry failed". */
 export const deadLetterRoutes: Route[] = [
   defineRoute({
     method: 'GET',
@@ -20,19 +34,61 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}`;
+      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}:${query.state}`;
       const page = await listPage(deps.cursors, listing, query.cursor, (cursor) =>
         deps.deadLetters.list(params.sourceId, {
           limit: query.limit,
           ...(cursor ? { cursor } : {}),
           ...(query.runId ? { runId: query.runId } : {}),
           ...(query.errorClass ? { errorClass: query.errorClass } : {}),
+          state: query.state,
         }),
       );
       return {
         status: 200,
         body: { items: page.items.map(toDeadLetterView), nextCursor: page.nextCursor },
       };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sources/{sourceId}/dead-letters/{entryId}',
+    operationId: 'getDeadLetter',
+    summary: 'One dead letter in full',
+    description:
+      'The whole reason, the kept payload (parsed, numbers exact), attempts, state and history (first and last failure, discard). Discarded entries are shown too.',
+    tag: 'dead-letters',
+    params: DeadLetterPathSchema,
+    responses: { 200: { description: 'The dead letter', schema: DeadLetterDetailSchema } },
+    problems: [404],
+    async handle({ params, deps }) {
+      await deps.sources.require(params.sourceId);
+      const entry = await deps.deadLetters.get(params.sourceId, params.entryId);
+      if (!entry) throw notFound(params.sourceId, params.entryId);
+      return { status: 200, body: toDeadLetterDetail(entry) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/dead-letters/{entryId}/discard',
+    operationId: 'discardDeadLetter',
+    summary: 'Give up on a dead letter, keeping it as an audit record',
+    description:
+      "The entry stays with state `discarded`, the caller's IAM identity, the time and the reason; it no longer counts in its run's dead letters, lists as open or takes part in retry-failed. A new failure of the same item or page opens it again. 409 when it is discarded already; 404 when there is no such entry (a retry that resolves an entry removes it).",
+    tag: 'dead-letters',
+    params: DeadLetterPathSchema,
+    body: DiscardBodySchema,
+    responses: { 200: { description: 'Discarded', schema: DeadLetterDetailSchema } },
+    problems: [404, 409],
+    async handle({ params, body, deps, request }) {
+      await deps.sources.require(params.sourceId);
+      const entry = await deps.deadLetters.discard(params.sourceId, params.entryId, {
+        at: deps.clock.now(),
+        by: request.caller ?? null,
+        reason: body.reason,
+      });
+      if (!entry) throw notFound(params.sourceId, params.entryId);
+      return { status: 200, body: toDeadLetterDetail(entry) };
     },
   }),
   defineRoute({

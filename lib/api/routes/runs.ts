@@ -1,4 +1,4 @@
-import { startRun } from '../../engine/start-run.js';
+import { startRun } from '../../engine/index.js';
 import type { ApiDeps } from '../deps.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';

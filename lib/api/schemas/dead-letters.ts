@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import { ERROR_CLASSES } from '../../retry/errors.js';
-import { DEAD_LETTER_KINDS } from '../../store/dead-letters.js';
+import { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from '../../store/dead-letters.js';
 import { IsoTimeSchema, pageQueryShape, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+
+/** What `state` a listing asks for: the open entries (default) or the discarded ones. */
+export const LISTED_DEAD_LETTER_STATES = ['open', ...DEAD_LETTER_STATES] as const;
 
 /** Query of `GET /sources/{sourceId}/dead-letters`. */
 export const ListDeadLettersQuerySchema = z.strictObject({
   runId: RunIdSchema.optional().meta({ description: 'Only entries whose last failure was in this run' }),
   errorClass: z.enum(ERROR_CLASSES).optional(),
+  state: z.enum(LISTED_DEAD_LETTER_STATES).default('open').meta({
+    description: '`open` (default): what is still wrong; `discarded`: the audit trail of given-up entries',
+  }),
   ...pageQueryShape,
 });
 
@@ -30,3 +36,58 @@ export const DeadLetterViewSchema = z
 
 /** A page of dead letters. */
 export const DeadLetterPageSchema = pageSchema(DeadLetterViewSchema, 'DeadLetterPage');
+
+/** Path of one dead letter: its `entryId` as listed (`item#<entity id>`, `page#<cursor or hash>`), URL-encoded. */
+export const DeadLetterPathSchema = z.strictObject({
+  sourceId: SourceIdSchema,
+  entryId: z
+    .string()
+    .regex(/^(item|page)#.+$/, 'must be an entry id as dlq list shows it: item#<entity id> or page#<cursor>')
+    .max(1024)
+    .meta({ description: 'The entry id as listed, URL-encoded', example: 'item#e-000042' }),
+});
+
+/** Body of `POST …/dead-letters/{entryId}/discard`. */
+export const DiscardBodySchema = z.strictObject({
+  reason: z.string().trim().min(1, 'say why the entry is given up on').max(1000).meta({
+    description: 'Why the entry is given up on; kept with the entry',
+    example: 'record deleted upstream',
+  }),
+});
+
+/** Who discarded an entry, when and why. */
+export const DiscardViewSchema = z
+  .object({
+    at: IsoTimeSchema,
+    by: z
+      .string()
+      .nullable()
+      .meta({ description: "The caller's IAM identity (ARN); null when the API has none" }),
+    reason: z.string(),
+  })
+  .meta({ id: 'DeadLetterDiscard' });
+
+/** One event of a dead letter's history, oldest first. */
+export const DeadLetterEventSchema = z
+  .object({
+    at: IsoTimeSchema,
+    event: z.enum(['first_failure', 'last_failure', 'discarded']),
+    runId: RunIdSchema.optional(),
+    page: z.number().int().optional(),
+    by: z.string().nullable().optional(),
+    reason: z.string().optional(),
+  })
+  .meta({ id: 'DeadLetterEvent' });
+
+/** One dead letter in full: the listing's fields, its state, the record as stored, its history. */
+export const DeadLetterDetailSchema = DeadLetterViewSchema.extend({
+  state: z.enum(LISTED_DEAD_LETTER_STATES),
+  discard: DiscardViewSchema.nullable().meta({
+    description: 'The last discard (kept when a new failure opens the entry again); null if never discarded',
+  }),
+  record: z.unknown().meta({
+    description:
+      'The failed payload parsed as JSON, numbers exact; null when none was kept, it was cut to its excerpt, or it is not JSON',
+  }),
+  history: z.array(DeadLetterEventSchema),
+}).meta({ id: 'DeadLetterDetail' });

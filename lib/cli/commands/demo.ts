@@ -11,7 +11,7 @@ export function registerDemoCommand(program: Command, io: Io): void {
     .description('run the demo: a faulty source, a killed worker, the reaper, retry-failed, verified counts')
     .option('--entities <n>', 'entities at the fake source (default 6000)', positiveInt('--entities'))
     .action(async (opts: { entities?: number }) => {
-      const { runDemo } = await import('../../demo/demo.js');
+      const { runDemo } = await import('../../../tools/demo/demo.js');
       const checks = await runDemo({ out: io.out, ...(opts.entities ? { entities: opts.entities } : {}) });
       const failed = checks.filter((c) => !c.ok);
       if (failed.length > 0) {

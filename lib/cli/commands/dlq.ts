@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import type { DeadLetterPageSchema } from '../../api/schemas/dead-letters.js';
+import { type DeadLetterPageSchema, LISTED_DEAD_LETTER_STATES } from '../../api/schemas/dead-letters.js';
 import type { RunView } from '../../api/schemas/runs.js';
 import { ERROR_CLASSES } from '../../retry/errors.js';
 import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
+import { registerDlqEntryCommands } from './dlq-entry.js';
 import { reportStarted } from './runs.js';
 
 type DeadLetterPage = z.infer<typeof DeadLetterPageSchema>;
@@ -15,25 +16,40 @@ function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
-/** `harvester dlq list|retry`. */
+/** `harvester dlq list|show|discard|retry`. */
 export function registerDlqCommands(program: Command, io: Io): void {
   const dlq = program
     .command('dlq')
-    .addHelpText('after', examples('dlq list acme', 'dlq retry acme --watch'))
+    .addHelpText(
+      'after',
+      examples('dlq list acme', "dlq show acme 'item#e-000042'", 'dlq retry acme --watch'),
+    )
     .description('dead letters: failed items and pages');
 
   dlq
     .command('list <sourceId>')
-    .addHelpText('after', examples('dlq list acme', 'dlq list acme --error-class permanent --limit 20'))
-    .description("list a source's open dead letters")
+    .addHelpText(
+      'after',
+      examples(
+        'dlq list acme',
+        'dlq list acme --error-class permanent --limit 20',
+        'dlq list acme --state discarded   # the audit trail',
+      ),
+    )
+    .description("list a source's open dead letters (--state discarded: the ones given up on)")
     .option('--run <runId>', 'only entries whose last failure was in this run')
     .option('--error-class <class>', ERROR_CLASSES.join(' or '), oneOf('--error-class', ERROR_CLASSES))
+    .option(
+      '--state <state>',
+      `${LISTED_DEAD_LETTER_STATES.join(' or ')} (default open)`,
+      oneOf('--state', LISTED_DEAD_LETTER_STATES),
+    )
     .option('--limit <n>', 'entries per page (1–100)', intInRange('--limit', 1, MAX_LIST_LIMIT), 50)
     .option('--cursor <cursor>', 'nextCursor of a previous page')
     .action(
       async (
         sourceId: string,
-        opts: { run?: string; errorClass?: string; limit: number; cursor?: string },
+        opts: { run?: string; errorClass?: string; state?: string; limit: number; cursor?: string },
         cmd: Command,
       ) => {
         const ctx = contextOf(cmd, io);
@@ -42,6 +58,7 @@ export function registerDlqCommands(program: Command, io: Io): void {
           {
             runId: opts.run,
             errorClass: opts.errorClass,
+            state: opts.state,
             limit: opts.limit,
             cursor: opts.cursor,
           },
@@ -49,25 +66,31 @@ export function registerDlqCommands(program: Command, io: Io): void {
         if (ctx.json) return printJson(io, page);
         printTable(
           io,
-          ['KIND', 'REF', 'CLASS', 'ATTEMPTS', 'LAST RUN', 'REASON'],
+          ['ENTRY', 'CLASS', 'ATTEMPTS', 'LAST RUN', 'REASON'],
           page.items.map((e) => [
-            e.kind,
-            clip(e.ref || '(first page)', 40),
+            // Whole: it is what `dlq show` and `dlq discard` take.
+            e.entryId,
             e.errorClass,
             String(e.attempts),
             e.runId,
             clip(e.reason, 80),
           ]),
-          page.nextCursor ? 'no matching entries on this page' : 'no open dead letters',
+          page.nextCursor
+            ? 'no matching entries on this page'
+            : `no ${opts.state === 'discarded' ? 'discarded' : 'open'} dead letters`,
         );
+        const first = page.items[0];
+        if (first) printLines(io, [`in full: ${ctx.hint(`dlq show ${sourceId} '${first.entryId}'`)}`]);
         if (page.nextCursor) {
-          const filters = `${opts.run ? ` --run ${opts.run}` : ''}${opts.errorClass ? ` --error-class ${opts.errorClass}` : ''}`;
+          const filters = `${opts.run ? ` --run ${opts.run}` : ''}${opts.errorClass ? ` --error-class ${opts.errorClass}` : ''}${opts.state ? ` --state ${opts.state}` : ''}`;
           printLines(io, [
             `more: ${ctx.hint(`dlq list ${sourceId}${filters} --limit ${opts.limit} --cursor ${page.nextCursor}`)}`,
           ]);
         }
       },
     );
+
+  registerDlqEntryCommands(dlq, io);
 
   dlq
     .command('retry <sourceId>')

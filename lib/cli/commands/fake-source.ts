@@ -28,7 +28,7 @@ export function registerFakeSourceCommand(program: Command, io: Io): void {
         if (api !== undefined)
           checkApiUrl(api, opts.apiUrl !== undefined ? '--api-url' : 'HARVESTER_API_URL');
         const { fakeRestConfig, isProfileName, resolveProfile, startFakeSource, FAULT_PROFILES } =
-          await import('../../local/fake-source/index.js');
+          await import('../../../tools/fake-source/index.js');
         if (!isProfileName(opts.profile)) {
           throw new CliUsageError(
             `unknown profile "${opts.profile}"; one of ${Object.keys(FAULT_PROFILES).join(', ')}`,

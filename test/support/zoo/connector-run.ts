@@ -1,7 +1,7 @@
 import type { Connector, ConnectorContext } from '../../../lib/connectors/contract.js';
 import { getConnector } from '../../../lib/connectors/registry.js';
-import { minusLookback, pageWatermark } from '../../../lib/engine/watermark.js';
-import { startFakeSource } from '../../../lib/local/fake-source/index.js';
+import { minusLookback, pageWatermark } from '../../../lib/engine/run/watermark.js';
+import { startFakeSource } from '../../../tools/fake-source/index.js';
 import type { ZooSource } from './draw.js';
 import { configOf, connectorOf, digitsOf, editBefore, editBetween, expected } from './source.js';
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import type { LiveOptions, TraitOptions } from '../../../lib/local/fake-source/index.js';
+import type { LiveOptions, TraitOptions } from '../../../tools/fake-source/index.js';
 
 /**
  * Drawing a source from the zoo: a connector shape, a size, a set of traits of real APIs (see
- * `lib/local/fake-source/traits/schema.ts`), the edits made while the first run reads it and the
+ * `tools/fake-source/traits/schema.ts`), the edits made while the first run reads it and the
  * edits made between runs. Sources are small (10–60 entities, pages of 3–12) so hundreds fit in
  * a test run; what they exercise is the combination, not the volume.
  */

@@ -1,7 +1,7 @@
-import type { EngineDeps } from '../../../lib/engine/deps.js';
-import { startRun } from '../../../lib/engine/start-run.js';
-import { type FaultProfile, startFakeSource } from '../../../lib/local/fake-source/index.js';
+import type { EngineDeps } from '../../../lib/engine/index.js';
+import { startRun } from '../../../lib/engine/index.js';
 import type { RunMode, SyncRun } from '../../../lib/run/model.js';
+import { type FaultProfile, startFakeSource } from '../../../tools/fake-source/index.js';
 import { putSource, waitForRun } from '../harness.js';
 import type { ZooSource } from './draw.js';
 import {

@@ -3,8 +3,8 @@ import {
   fakeRestConfig,
   type GroundTruth,
   longRecordId,
-} from '../../../lib/local/fake-source/index.js';
-import { mulberry32 } from '../../../lib/local/fake-source/prng.js';
+} from '../../../tools/fake-source/index.js';
+import { mulberry32 } from '../../../tools/fake-source/prng.js';
 import type { Shape, ZooSource } from './draw.js';
 
 /**

@@ -1,0 +1,121 @@
+import { METRIC } from '../../observability/metrics.js';
+import type { ResumeRecord, RunFailure, SyncRun } from '../../run/model.js';
+import type { SourceWatermark } from '../../store/sources.js';
+import type { EngineDeps } from '../deps.js';
+import { finalWatermark } from './watermark.js';
+
+/** How the engine ends a run. */
+export interface Ending {
+  readonly epoch: number | null;
+  readonly state: 'succeeded' | 'failed';
+  readonly failure?: RunFailure;
+  readonly resume?: ResumeRecord;
+  /** New source watermark with its stream; committed only on success. */
+  readonly watermark?: SourceWatermark | null;
+}
+
+/**
+ * Ends a run: state, lock release, (on success) watermark and the outbox mark in one
+ * transaction, then metrics and the outcome event. The event is published at least once: the
+ * mark leaves the run only after a successful publish, and the reaper re-publishes for a run
+ * whose worker died (or whose publish failed) in between.
+ */
+export async function endRun(
+  deps: EngineDeps,
+  run: Pick<SyncRun, 'runId' | 'sourceId'>,
+  ending: Ending,
+): Promise<SyncRun> {
+  await deps.lifecycle.finish({
+    runId: run.runId,
+    sourceId: run.sourceId,
+    epoch: ending.epoch,
+    state: ending.state,
+    ...(ending.failure ? { failure: ending.failure } : {}),
+    ...(ending.resume ? { resume: ending.resume } : {}),
+    ...(ending.watermark ? { watermark: ending.watermark } : {}),
+    now: deps.clock.now(),
+  });
+  const ended = await deps.runs.require(run.runId);
+  deps.metrics.count(ended.state === 'succeeded' ? METRIC.runsSucceeded : METRIC.runsFailed);
+  if (ended.startedAt !== null && ended.finishedAt !== null) {
+    deps.metrics.seconds(METRIC.runDurationSeconds, (ended.finishedAt - ended.startedAt) / 1_000);
+  }
+  deps.logger.info('run ended', {
+    runId: ended.runId,
+    sourceId: ended.sourceId,
+    state: ended.state,
+    processed: ended.progress.processed,
+    errorCount: ended.errorCount,
+    failure: ended.failure,
+  });
+  await publishOutcome(deps, ended);
+  return ended;
+}
+
+/**
+ * Publishes an ended run's outcome event (if its outcome deserves one) and clears its outbox
+ * mark. A failed publish is logged and the mark stays, so the reaper tries again.
+ */
+export async function publishOutcome(deps: EngineDeps, ended: SyncRun): Promise<boolean> {
+  try {
+    await deps.events.publishOutcome(ended);
+  } catch (error) {
+    deps.logger.error('could not publish the run outcome event; the reaper will retry', {
+      runId: ended.runId,
+      error: String(error),
+    });
+    return false;
+  }
+  await deps.runs.clearOutbox(ended.runId);
+  return true;
+}
+
+/**
+ * Ends a run that reached `MAX_PAGES_PER_RUN`: the bound that replaces Lambda's recursive-loop
+ * guard for a worker that re-enqueues itself.
+ */
+export async function failOverBudget(
+  deps: EngineDeps,
+  run: SyncRun,
+): Promise<{ outcome: 'failed'; reason: string }> {
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'failed',
+    failure: {
+      reason: 'page_budget_exceeded',
+      message: `the run reached its budget of ${deps.limits.maxPagesPerRun} pages (MAX_PAGES_PER_RUN)`,
+    },
+  });
+  return { outcome: 'failed', reason: 'page_budget_exceeded' };
+}
+/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
+export async function finishSucceeded(
+  deps: EngineDeps,
+  run: SyncRun,
+  watermark: string | null,
+): Promise<void> {
+  await endRun(deps, run, {
+    epoch: run.epoch,
+    state: 'succeeded',
+    watermark: finalWatermark(deps, run, watermark),
+  });
+}
+
+/** The failure a run stored by an earlier version, its chains inside the run item, ends with. */
+export const CHAINS_INLINE = 'chains_inline';
+
+/**
+ * Ends a run stored by an earlier version with its page chains inside the run item: no worker of
+ * this version continues it, so it ends failed, its lock released, saying why (docs/design.md).
+ */
+export async function endInlineRun(deps: EngineDeps, run: SyncRun): Promise<void> {
+  await endRun(deps, run, {
+    epoch: null,
+    state: 'failed',
+    failure: {
+      reason: CHAINS_INLINE,
+      message:
+        'the run was stored by an earlier version, its page chains inside the run item; start it again',
+    },
+  });
+}

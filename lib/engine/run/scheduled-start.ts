@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { RUN_MODES } from '../../run/model.js';
+import { SourceBusyError, SourceNotFoundError } from '../../store/errors.js';
+import type { EngineDeps } from '../deps.js';
+import { startRun } from './start-run.js';
+
+/*
+ * The start-run target of a source's recurring schedules (lib/queue/source-schedules.ts writes
+ * the schedules; this is what they invoke): the Lambda handler and the local runtime's
+ * Scheduler firing both call it.
+ */
+
+/** Input a recurring source schedule sends to the start-run target. */
+export const ScheduledStartSchema = z.object({
+  sourceId: z.string().min(1),
+  mode: z.enum(RUN_MODES),
+  /** The schedule's name, so the run shows `schedule:<name>` as its trigger (absent on older schedules). */
+  schedule: z.string().min(1).max(64).optional(),
+});
+
+/** What one firing of a source schedule did. */
+export type ScheduledStartOutcome =
+  | { readonly started: true; readonly runId: string }
+  | { readonly started: false; readonly reason: 'source_busy'; readonly activeRunId: string }
+  | { readonly started: false; readonly reason: 'source_not_found' }
+  | { readonly started: false; readonly reason: 'invalid_input'; readonly message: string };
+
+/**
+ * The start-run target of a source schedule: starts a run of `{sourceId, mode}`. A busy source
+ * is skipped, not an error: the active run already covers the schedule's purpose, and failing
+ * would only make Scheduler retry into the same lock. A schedule outliving its source (deleted
+ * between the source and its schedules) is skipped too, and so is an input that is not
+ * `{sourceId, mode}` (logged as an error: retrying cannot fix it). Anything else throws, so
+ * Scheduler retries.
+ */
+export async function startScheduledRun(deps: EngineDeps, input: unknown): Promise<ScheduledStartOutcome> {
+  const parsed = ScheduledStartSchema.safeParse(parseInput(input));
+  if (!parsed.success) {
+    const message = z.prettifyError(parsed.error);
+    deps.logger.error('scheduled run skipped: the schedule input is not {sourceId, mode}', { message });
+    return { started: false, reason: 'invalid_input', message };
+  }
+  const { schedule, ...request } = parsed.data;
+  try {
+    const run = await startRun(deps, { ...request, trigger: `schedule:${schedule ?? 'unnamed'}` });
+    return { started: true, runId: run.runId };
+  } catch (error) {
+    if (error instanceof SourceBusyError) {
+      deps.logger.info('scheduled run skipped: the source has an active run', {
+        ...request,
+        activeRunId: error.activeRunId,
+      });
+      return { started: false, reason: 'source_busy', activeRunId: error.activeRunId };
+    }
+    if (error instanceof SourceNotFoundError) {
+      deps.logger.warn('scheduled run skipped: the source no longer exists', request);
+      return { started: false, reason: 'source_not_found' };
+    }
+    throw error;
+  }
+}
+
+function parseInput(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input;
+  }
+}

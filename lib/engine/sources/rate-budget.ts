@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { credentialKey } from '../../budget/credential.js';
+import { readBudget } from '../../budget/headers.js';
+import type { BudgetPolicy, Observation, Slot } from '../../budget/pacing.js';
+import { RELIABILITY } from '../../config/constants.js';
+import type { Connector, CredentialScope } from '../../connectors/contract.js';
+import type { HarvesterLogger } from '../../observability/logger.js';
+import { METRIC } from '../../observability/metrics.js';
+import { ClassifiedError } from '../../retry/errors.js';
+import type { BudgetLabel, RateBudgetStore } from '../../store/rate-budgets.js';
+import type { EngineDeps } from '../deps.js';
+import type { StepContext } from '../step/context.js';
+
+/**
+ * Every source request of a step spends its credential's rate budget (lib/budget/pacing.ts): the
+ * connector's `fetch` is wrapped here, so connectors only declare their credential. Before the
+ * request: one conditional write takes a request (or a reserved slot, or a concurrency lease);
+ * after it, the lease is released and what the response said is learned — by the same write as
+ * the step's next take when the response was quiet (see `RateBudgetStore.settle`), else at once.
+ *
+ * Budget time is the retry loop's clock (`deps.retry.now`): like a `Retry-After`, a budget is the
+ * source's time, which tests and the chaos suite keep apart from the engine clock they move to
+ * let the reaper see silence.
+ */
+
+/**
+ * The budget cannot serve this request before `until`, further off than a worker may sleep: the
+ * page is deferred to then (with its reserved slot, so it keeps its place in line). Spent no
+ * attempt: no request was sent.
+ */
+export class RateBudgetWaitError extends Error {
+  override readonly name = 'RateBudgetWaitError';
+  constructor(
+    readonly until: number,
+    readonly slot: Slot | null,
+  ) {
+    super(`the credential's rate budget is spent until ${new Date(until).toISOString()}`);
+  }
+}
+
+/**
+ * The most requests a credential may have in flight at once (the stack's
+ * `MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL`); `Infinity` when uncapped. More partitions of one run
+ * than this would only queue on the cap.
+ */
+export function concurrentRequestsPerCredential(deps: Pick<EngineDeps, 'limits'>): number {
+  const cap = deps.limits.maxConcurrentRequestsPerCredential ?? 0;
+  return cap > 0 ? cap : Number.POSITIVE_INFINITY;
+}
+
+/** What one step remembers about its budget: the slot its message brought, the slot a wait reserved. */
+export interface StepBudget {
+  /** A reservation the page was deferred with; the step's first request uses it. */
+  arrived: Slot | undefined;
+  /** The reservation of the wait that defers this step; the deferral carries it on the message. */
+  pending: Slot | undefined;
+}
+
+const steps = new WeakMap<StepContext, StepBudget>();
+
+function stepBudget(context: StepContext): StepBudget {
+  let budget = steps.get(context);
+  if (!budget) {
+    budget = { arrived: context.message.budgetSlot, pending: undefined };
+    steps.set(context, budget);
+  }
+  return budget;
+}
+
+/** The slot a budget wait of this step reserved, for the message that defers it; undefined otherwise. */
+export function reservedSlot(context: StepContext): Slot | undefined {
+  return steps.get(context)?.pending;
+}
+
+function policyOf(deps: EngineDeps, scope: CredentialScope): BudgetPolicy {
+  return {
+    maxConcurrent: deps.limits.maxConcurrentRequestsPerCredential ?? 0,
+    leaseMs: RELIABILITY.budgetLeaseMs,
+    configured: scope.configured && {
+      limit: scope.configured.limit,
+      windowMs: scope.configured.windowSeconds * 1_000,
+    },
+  };
+}
+
+function headerRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    record[name.toLowerCase()] = value;
+  });
+  return record;
+}
+
+/**
+ * The retry loop's sleep (shortened in tests), cut short when a heartbeat learns the run is no
+ * longer ours: a stopped worker never sleeps out a backoff or a budget wait, and its next take or
+ * attempt stops the step.
+ */
+export function ownedSleep(context: StepContext): (ms: number) => Promise<void> {
+  const { deps, heartbeat } = context;
+  return (ms) =>
+    new Promise<void>((resolve) => {
+      if (heartbeat.signal.aborted) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        heartbeat.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      heartbeat.signal.addEventListener('abort', done, { once: true });
+      deps.retry.sleep(ms).then(done, done);
+    });
+}
+
+/** A short real-time pause while every concurrency lease is taken (in-flight requests last milliseconds to seconds). */
+const BUSY_POLL_MS = { min: 25, max: 250 } as const;
+
+/**
+ * Whoever spends a credential's budget: a page step, or the API's connection check of a source.
+ */
+export interface BudgetSpender {
+  readonly deps: EngineDeps;
+  readonly log: HarvesterLogger;
+  /** Throws when the spender must stop waiting (a fenced step, a check out of time). */
+  ensureOwned(): void;
+  sleep(ms: number): Promise<void>;
+  /** The slot the spender arrived with, and the one a wait too long to sleep reserved. */
+  readonly budget: StepBudget;
+  /** Longest budget wait slept; a longer one throws {@link RateBudgetWaitError}. */
+  readonly maxInlineWaitMs: number;
+  /**
+   * Whether a quiet settle may ride on the spender's next take (see `RateBudgetStore.settle`):
+   * a page step takes again on its next page; a one-off check settles at once.
+   */
+  readonly carrySettles?: boolean;
+}
+
+/**
+ * The step's `fetch`, spending the credential's budget; the plain `fetch` when the connector
+ * declares no credential or no budget store is wired.
+ */
+export function budgetedFetch(context: StepContext): typeof fetch {
+  return spendingFetch(context.connector, context.config, {
+    deps: context.deps,
+    log: context.log,
+    ensureOwned: () => context.ensureOwned(),
+    sleep: ownedSleep(context),
+    budget: stepBudget(context),
+    maxInlineWaitMs: context.deps.limits.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
+    carrySettles: true,
+  });
+}
+
+/**
+ * `deps.fetch` spending the budget of the credential `connector` declares for `config`: a take
+ * before each request, a settle after it; the plain `fetch` when the connector declares no
+ * credential or no budget store is wired.
+ */
+export function spendingFetch(
+  connector: Connector<unknown>,
+  config: unknown,
+  context: BudgetSpender,
+): typeof fetch {
+  const { deps } = context;
+  const scope = connector.credential?.(config) ?? null;
+  const store = deps.budgets;
+  if (!scope || !store) return deps.fetch;
+  const key = credentialKey({ connector: connector.manifest.name, ...scope });
+  const label: BudgetLabel = { connector: connector.manifest.name, origin: scope.origin };
+  const policy = policyOf(deps, scope);
+
+  return async (input, init) => {
+    const leaseId = await acquire(context, store, key, label, policy);
+    let response: Response;
+    try {
+      response = await deps.fetch(input, init);
+    } catch (error) {
+      await settle(context, store, key, label, policy, leaseId, {});
+      throw error;
+    }
+    const reading = readBudget(response.status, headerRecord(response.headers), deps.retry.now());
+    if (reading.rejected) {
+      deps.metrics.count(METRIC.budgetRejected);
+      context.log.warn('source refused a request for want of rate budget', {
+        origin: label.origin,
+        status: response.status,
+      });
+    }
+    // A refusal is news for every worker on the credential: written at once.
+    await settle(context, store, key, label, policy, leaseId, reading.observation, !reading.rejected);
+    return response;
+  };
+}
+
+/** Takes a request from the budget, waiting (or deferring) as it says; returns the lease to release. */
+async function acquire(
+  context: BudgetSpender,
+  store: RateBudgetStore,
+  key: string,
+  label: BudgetLabel,
+  policy: BudgetPolicy,
+): Promise<string> {
+  const { deps, budget, sleep } = context;
+  const leaseId = randomUUID();
+  let reservation = budget.arrived;
+  budget.arrived = undefined;
+  let waited = false;
+  // After sleeping until a time, the budget is asked as of that time at least: the sleep is
+  // trusted to have served the wait, as the retry loop trusts its sleeps (shortened in tests).
+  let sleptUntil = 0;
+  for (;;) {
+    context.ensureOwned();
+    const now = Math.max(deps.retry.now(), sleptUntil);
+    const result = await take(store, key, label, now, policy, leaseId, reservation);
+    if (result.kind === 'go') return leaseId;
+    if (result.kind === 'busy') {
+      const pause = Math.min(BUSY_POLL_MS.max, Math.max(BUSY_POLL_MS.min, result.retryAt - now));
+      await new Promise((resolve) => setTimeout(resolve, pause * (0.5 + Math.random() / 2)));
+      continue;
+    }
+    if (result.kind === 'reserved') reservation = result.slot;
+    const until = result.kind === 'reserved' ? result.slot.at : result.until;
+    const waitMs = until - now;
+    if (!waited) {
+      waited = true;
+      deps.metrics.count(METRIC.budgetWaits);
+      deps.metrics.seconds(METRIC.budgetWaitSeconds, Math.max(0, waitMs) / 1_000);
+    }
+    if (waitMs > context.maxInlineWaitMs) {
+      budget.pending = result.kind === 'reserved' ? result.slot : undefined;
+      throw new RateBudgetWaitError(until, budget.pending ?? null);
+    }
+    context.log.debug('waiting for the rate budget', { waitMs, origin: label.origin });
+    if (waitMs > 0) await sleep(waitMs);
+    sleptUntil = until;
+  }
+}
+
+async function take(
+  store: RateBudgetStore,
+  key: string,
+  label: BudgetLabel,
+  now: number,
+  policy: BudgetPolicy,
+  leaseId: string,
+  reservation: Slot | undefined,
+) {
+  try {
+    return await store.take(key, label, now, policy, leaseId, reservation);
+  } catch (cause) {
+    // The budget record is unreachable (a throttled or failing table): retry like a source hiccup.
+    throw new ClassifiedError('transient', 'rate budget unavailable', { cause });
+  }
+}
+
+/** Releases the lease and learns the response; a failure here costs only a lease that expires on its own. */
+async function settle(
+  context: BudgetSpender,
+  store: RateBudgetStore,
+  key: string,
+  label: BudgetLabel,
+  policy: BudgetPolicy,
+  leaseId: string,
+  observation: Observation,
+  quiet = true,
+): Promise<void> {
+  try {
+    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation, {
+      carry: quiet && context.carrySettles === true,
+    });
+  } catch (error) {
+    context.log.warn('could not settle the rate budget; the lease will expire', {
+      origin: label.origin,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
