@@ -29,19 +29,6 @@ interface Versioned {
   readonly version: number;
 }
 
-/** A settle this worker has not written yet: the next write on the record carries it. */
-interface CarriedSettle {
-  readonly leaseId: string | null;
-  readonly seen: Observation;
-  readonly now: number;
-}
-
-/**
- * A settle may wait for the next take only while the source's own count leaves at least this many
- * requests in the window: close to the end of a window, what a response says is written at once.
- */
-const CARRY_MIN_REMAINING = 10;
-
 /** Conditional writes lost to another worker before giving up (each loss re-reads the record). */
 const MAX_WRITE_ATTEMPTS = 25;
 
@@ -77,7 +64,6 @@ function sameState(a: BudgetState, b: BudgetState): boolean {
  */
 export class RateBudgetStore {
   private readonly seen = new Map<string, Versioned>();
-  private readonly carried = new Map<string, CarriedSettle[]>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -94,20 +80,13 @@ export class RateBudgetStore {
     leaseId: string,
     reservation?: Slot,
   ): Promise<TakeResult> {
-    return this.update(key, label, now, policy, (state) => {
+    return this.update(key, label, now, (state) => {
       const result = take(state, now, policy, leaseId, reservation);
       return { next: result.state, result };
     });
   }
 
-  /**
-   * A request ended: its lease is released and what its response said is learned (see
-   * {@link observe}). With `carry`, a quiet response (no pause asked, the window far from spent)
-   * whose lease leaves room under the concurrency cap is not written now: the worker's next take
-   * on the record writes it in the same write (a page step takes again on its next page). If no
-   * take follows, its lease lapses after `policy.leaseMs` and the response's news is lost, which
-   * only makes the budget more careful: the next response tells it again.
-   */
+  /** A request ended: its lease is released and what its response said is learned (see {@link observe}). */
   async settle(
     key: string,
     label: BudgetLabel,
@@ -115,14 +94,8 @@ export class RateBudgetStore {
     policy: BudgetPolicy,
     leaseId: string | null,
     seen: Observation,
-    options: { readonly carry?: boolean } = {},
   ): Promise<BudgetState> {
-    const cached = this.seen.get(key);
-    if (options.carry && cached && mayCarry(cached.state, now, policy, seen)) {
-      this.carried.set(key, [...(this.carried.get(key) ?? []), { leaseId, seen, now }]);
-      return cached.state;
-    }
-    return this.update(key, label, now, policy, (state) => {
+    return this.update(key, label, now, (state) => {
       const next = observe(state, now, policy, leaseId, seen);
       return { next, result: next };
     });
@@ -138,19 +111,13 @@ export class RateBudgetStore {
     key: string,
     label: BudgetLabel,
     now: number,
-    policy: BudgetPolicy,
     change: (state: BudgetState) => { next: BudgetState; result: T },
   ): Promise<T> {
     const cached = this.seen.get(key);
     let current = cached ?? (await this.load(key));
     let fresh = cached === undefined;
-    // The settles this worker carried ride on this write, before its own change.
-    const carried = this.carried.get(key) ?? [];
-    this.carried.delete(key);
-    const settled = (state: BudgetState) =>
-      carried.reduce((s, c) => observe(s, c.now, policy, c.leaseId, c.seen), state);
     for (let attempt = 1; ; attempt++) {
-      const { next, result } = change(settled(current.state));
+      const { next, result } = change(current.state);
       if (sameState(next, current.state) && current.version > 0) {
         if (fresh) return result;
         // Nothing to write, judged on what this worker saw last: another worker may have changed
@@ -166,7 +133,6 @@ export class RateBudgetStore {
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         if (attempt >= MAX_WRITE_ATTEMPTS) {
-          // Not written: the carried settles' leases lapse on their own.
           throw new BudgetContendedError(
             'rate budget record too contended',
             { key, attempt },
@@ -217,18 +183,4 @@ export class RateBudgetStore {
       }),
     );
   }
-}
-
-/**
- * Whether a settle may wait for the worker's next take: the response asked no pause and leaves
- * the window far from spent, and the lease it keeps a while longer leaves at least half the
- * concurrency cap to the others.
- */
-function mayCarry(state: BudgetState, now: number, policy: BudgetPolicy, seen: Observation): boolean {
-  if (seen.pauseUntil !== undefined) return false;
-  if (seen.remaining !== undefined && seen.remaining < CARRY_MIN_REMAINING) return false;
-  if (state.remaining !== null && state.remaining < CARRY_MIN_REMAINING) return false;
-  if (policy.maxConcurrent <= 0) return true;
-  const live = Object.values(state.leases).filter((lease) => lease.expiresAt > now).length;
-  return live <= policy.maxConcurrent / 2;
 }

@@ -15,8 +15,7 @@ import type { StepContext } from '../step/context.js';
  * Every source request of a step spends its credential's rate budget (lib/budget/pacing.ts): the
  * connector's `fetch` is wrapped here, so connectors only declare their credential. Before the
  * request: one conditional write takes a request (or a reserved slot, or a concurrency lease);
- * after it, the lease is released and what the response said is learned — by the same write as
- * the step's next take when the response was quiet (see `RateBudgetStore.settle`), else at once.
+ * after it: one conditional write releases the lease and learns what the response said.
  *
  * Budget time is the retry loop's clock (`deps.retry.now`): like a `Retry-After`, a budget is the
  * source's time, which tests and the chaos suite keep apart from the engine clock they move to
@@ -129,11 +128,6 @@ export interface BudgetSpender {
   readonly budget: StepBudget;
   /** Longest budget wait slept; a longer one throws {@link RateBudgetWaitError}. */
   readonly maxInlineWaitMs: number;
-  /**
-   * Whether a quiet settle may ride on the spender's next take (see `RateBudgetStore.settle`):
-   * a page step takes again on its next page; a one-off check settles at once.
-   */
-  readonly carrySettles?: boolean;
 }
 
 /**
@@ -148,7 +142,6 @@ export function budgetedFetch(context: StepContext): typeof fetch {
     sleep: ownedSleep(context),
     budget: stepBudget(context),
     maxInlineWaitMs: context.deps.limits.maxInlineBudgetWaitMs ?? RELIABILITY.maxInlineBudgetWaitMs,
-    carrySettles: true,
   });
 }
 
@@ -187,8 +180,7 @@ export function spendingFetch(
         status: response.status,
       });
     }
-    // A refusal is news for every worker on the credential: written at once.
-    await settle(context, store, key, label, policy, leaseId, reading.observation, !reading.rejected);
+    await settle(context, store, key, label, policy, leaseId, reading.observation);
     return response;
   };
 }
@@ -263,12 +255,9 @@ async function settle(
   policy: BudgetPolicy,
   leaseId: string,
   observation: Observation,
-  quiet = true,
 ): Promise<void> {
   try {
-    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation, {
-      carry: quiet && context.carrySettles === true,
-    });
+    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation);
   } catch (error) {
     context.log.warn('could not settle the rate budget; the lease will expire', {
       origin: label.origin,
