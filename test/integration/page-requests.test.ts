@@ -68,9 +68,13 @@ async function takeOne(runId: string): Promise<PageMessage> {
 }
 
 /** Runs a whole run page by page, returning each page's control-plane requests by operation. */
-async function pagesOfARun(): Promise<Record<string, number>[]> {
-  await putSource(engine.deps, 'requests', 'rest-json', fakeRestConfig(fake.url, { pageSize: 5 }));
-  const { runId } = await startRun(engine.deps, { sourceId: 'requests', mode: 'full' });
+async function pagesOfARun(
+  sourceId = 'requests',
+  before?: () => Promise<void>,
+): Promise<Record<string, number>[]> {
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 5 }));
+  await before?.();
+  const { runId } = await startRun(engine.deps, { sourceId, mode: 'full' });
   const pages: Record<string, number>[] = [];
   for (let page = 1; page <= PAGES; page++) {
     const message = await takeOne(runId);
@@ -112,5 +116,27 @@ describe('control-plane requests of a page', () => {
   it('costs at most 6 engine requests a page in the middle of a run (8 with the queue’s receive and delete)', () => {
     // The run item's read, the claim, the budget's take and settle, the commit, the next page's send.
     for (const ops of pages.slice(1, -1)) expect(total(ops)).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('a run whose source holds an open item dead letter', () => {
+  it('looks for it on every page and resolves it once the entity is stored', async () => {
+    const entityId = fake.truth().entities[7]!.id;
+    const pages = await pagesOfARun('with-dead-letter', async () => {
+      await engine.deps.deadLetters.record({
+        sourceId: 'with-dead-letter',
+        kind: 'item',
+        ref: entityId,
+        errorClass: 'permanent',
+        reason: 'invalid record: filed by an earlier run',
+        attempts: 1,
+        runId: 'earlier',
+        page: 1,
+        now: Date.now() - 60_000,
+      });
+    });
+
+    expect(pages.every((ops) => (ops['DynamoDB.Query'] ?? 0) >= 1)).toBe(true);
+    expect(await engine.deps.deadLetters.listAll('with-dead-letter')).toEqual([]);
   });
 });
