@@ -2,7 +2,7 @@
  * `npm run bench`: starts its own emulator (or uses AWS_ENDPOINT_URL), runs each phase on its own
  * resources, prints a table, writes bench/results.json in full and regenerates the tables of
  * docs/benchmark.md from it. BENCH_QUICK=1 skips the 50,000-entity memory run; BENCH_ONLY=bare,
- * pipeline,sized,kill,load,memory,partitioned,budget runs a subset for development: such a partial
+ * pipeline,sized,kill,load,memory,partitioned,budget,cli runs a subset for development: such a partial
  * run writes bench/out/results.partial.json and leaves results.json and the docs alone, so the
  * published numbers always come from one run of one version of the code.
  */
@@ -11,6 +11,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../lib/local/emulator.js';
 import { type BareLoopResult, runBareLoop, THROUGHPUT_SOURCE } from './bare-loop.js';
+import { type CliStartResult, cliStartGoal, runCliStart } from './cli-start.js';
 import {
   COST_FORMULA,
   type Cost,
@@ -95,6 +96,7 @@ let memory5k: MemoryResult | null = null;
 let memory50k: MemoryResult | null = null;
 let partitioned: PartitionedResult | null = null;
 let sharedBudget: SharedBudgetResult | null = null;
+let cliStart: CliStartResult | null = null;
 try {
   bare = await phase('bare', runBareLoop);
   passes = await phase('pipeline', () => runPipeline(emulator.endpoint, PIPELINE_ENTITIES));
@@ -105,6 +107,7 @@ try {
   if (!QUICK) memory50k = await phase('memory', () => runMemory(emulator.endpoint, 50_000));
   partitioned = await phase('partitioned', () => runPartitioned(emulator.endpoint));
   sharedBudget = await phase('budget', () => runSharedBudget(emulator.endpoint));
+  cliStart = await phase('cli', async () => runCliStart());
 } finally {
   await emulator.stop();
 }
@@ -173,6 +176,8 @@ const results = {
   budgetRejected: sharedBudget?.budgetRejected ?? null,
   budgetVsOptimum: sharedBudget?.budgetVsOptimum ?? null,
   sharedBudget,
+  cliStartMs: cliStart?.cliStartMs ?? null,
+  cliStart,
   goals: [] as ReturnType<typeof buildGoals>,
   errors,
 };
@@ -190,6 +195,7 @@ results.goals = buildGoals({
   rereadUsd: reread?.cost.totalUsd ?? null,
   reconciliationUsd: reconciliation?.cost.totalUsd ?? null,
 });
+results.goals.push(cliStartGoal(cliStart));
 mkdirSync(fileURLToPath(new URL('./out/', import.meta.url)), { recursive: true });
 writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
 if (!ONLY) writeBenchmarkDocs(results);
@@ -251,6 +257,7 @@ printTable(
       'shared budget: wall time vs quota-bound optimum',
       sharedBudget ? `${sharedBudget.seconds} s vs ${sharedBudget.optimumSeconds} s` : 'n/a',
     ],
+    ['CLI start: harvester --help (median of 10)', show(cliStart?.cliStartMs, ' ms', 0)],
   ],
 );
 if (partitioned?.unavailable) console.log(`\npartitioned: ${partitioned.unavailable}`);

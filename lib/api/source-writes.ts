@@ -31,7 +31,10 @@ export async function writeSource(
 ): Promise<SourceWrite> {
   const { source, created, previous } = await deps.sources.put(definition, now);
   try {
-    await deps.schedules.reconcile(definition.sourceId, definition.schedules);
+    // A paused source stays paused through a reconfiguration: its schedules are written DISABLED.
+    await deps.schedules.reconcile(definition.sourceId, definition.schedules, {
+      paused: source.pausedAt !== null,
+    });
   } catch (error) {
     await rollBack(deps, source, previous);
     throw error;
@@ -71,7 +74,9 @@ async function rollBack(deps: ApiDeps, written: SourceRecord, previous: SourceRe
   try {
     const restored = await deps.sources.restore(written, previous);
     if (!restored) deps.logger.warn('source rollback skipped: the source changed concurrently', context);
-    await deps.schedules.reconcile(written.sourceId, previous?.schedules ?? []);
+    await deps.schedules.reconcile(written.sourceId, previous?.schedules ?? [], {
+      paused: (previous?.pausedAt ?? null) !== null,
+    });
   } catch (error) {
     // The request still fails with its own error; repeating it converges on one state.
     deps.logger.error('source rollback failed; repeat the request to converge', {
@@ -79,4 +84,28 @@ async function rollBack(deps: ApiDeps, written: SourceRecord, previous: SourceRe
       error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
     });
   }
+}
+
+/**
+ * Pauses or resumes a source's schedules: the flag on the Sources row first (so any later write
+ * keeps the state), then every Scheduler schedule DISABLED or ENABLED. If Scheduler fails, the
+ * flag is put back and the failure rethrown; repeating the request converges.
+ */
+export async function setSourcePaused(
+  deps: ApiDeps,
+  sourceId: string,
+  paused: boolean,
+): Promise<SourceRecord> {
+  const before = await deps.sources.require(sourceId);
+  const source = await deps.sources.setPaused(
+    sourceId,
+    paused ? (before.pausedAt ?? deps.clock.now()) : null,
+  );
+  try {
+    await deps.schedules.reconcile(sourceId, source.schedules, { paused });
+  } catch (error) {
+    await deps.sources.setPaused(sourceId, before.pausedAt).catch(() => undefined);
+    throw error;
+  }
+  return source;
 }

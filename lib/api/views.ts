@@ -181,6 +181,8 @@ export function toSourceView(source: SourceRecord): z.infer<typeof SourceViewSch
     configHash: source.configHash,
     watermark: source.watermark,
     activeRunId: source.activeRunId,
+    paused: source.pausedAt !== null,
+    pausedAt: iso(source.pausedAt),
     createdAt: iso(source.createdAt)!,
     updatedAt: iso(source.updatedAt)!,
   };

@@ -44,8 +44,10 @@ function recurring(expression: string): RecurringExpression | undefined {
  * one-time `at(...)` schedules fire once when due and are deleted (ActionAfterCompletion
  * DELETE); recurring `rate(...)` schedules fire every period from when this firer first saw
  * them; `cron(...)` schedules fire at each calendar time after the firer first saw them (UTC, as
- * the stack creates them), once per tick even if several occurrences passed. Targets are
- * resolved by ARN.
+ * the stack creates them), once per tick even if several occurrences passed. A DISABLED
+ * schedule (a paused source) never fires, and counts afresh from when it is enabled again, as
+ * Scheduler does not catch up on what it skipped. State is read from the listing on every tick,
+ * so a pause or resume takes effect at the next tick. Targets are resolved by ARN.
  */
 export class ScheduleFirer {
   private readonly firstSeen = new Map<string, number>();
@@ -64,18 +66,22 @@ export class ScheduleFirer {
   async tick(): Promise<string[]> {
     const fired: string[] = [];
     let token: string | undefined;
-    const names: string[] = [];
+    const listed = new Map<string, string | undefined>();
     do {
       const page = await this.scheduler.send(
         new ListSchedulesCommand({ GroupName: this.groupName, NextToken: token }),
       );
-      names.push(...(page.Schedules ?? []).map((s) => s.Name!).filter(Boolean));
+      for (const s of page.Schedules ?? []) if (s.Name) listed.set(s.Name, s.State);
       token = page.NextToken;
     } while (token);
-    const listed = new Set(names);
     for (const name of this.detailCache.keys()) if (!listed.has(name)) this.detailCache.delete(name);
-    for (const name of names) {
-      if (await this.fireIfDue(name)) fired.push(name);
+    for (const [name, state] of listed) {
+      if (state === 'DISABLED') {
+        this.firstSeen.delete(name);
+        this.lastFired.delete(name);
+        continue;
+      }
+      if (await this.fireIfDue(name, state)) fired.push(name);
     }
     return fired;
   }
@@ -100,7 +106,7 @@ export class ScheduleFirer {
     }
   }
 
-  private async fireIfDue(name: string): Promise<boolean> {
+  private async fireIfDue(name: string, listedState: string | undefined): Promise<boolean> {
     const schedule = await this.details(name, this.now());
     if (!schedule) return false;
     const expression = schedule.ScheduleExpression ?? '';
@@ -115,7 +121,8 @@ export class ScheduleFirer {
         .catch(() => undefined);
       return true;
     }
-    if (parsed !== undefined && schedule.State !== 'DISABLED') {
+    // The listing's state is fresh; the cached details may predate a resume.
+    if (parsed !== undefined && (listedState ?? schedule.State) !== 'DISABLED') {
       if (!this.firstSeen.has(name)) this.firstSeen.set(name, now);
       const last = this.lastFired.get(name) ?? this.firstSeen.get(name)!;
       const due =

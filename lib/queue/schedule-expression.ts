@@ -128,3 +128,26 @@ export function nextCronTime(
   if (!next) return undefined;
   return next.getTime() > after ? next.getTime() : undefined;
 }
+
+/**
+ * When a recurring expression fires next after `now` (epoch ms), as Scheduler runs it in UTC:
+ * a `cron(...)` at its next calendar time; a `rate(...)` every period counted from `since` (when
+ * the schedule was created or last changed). Undefined when it never fires again or is not a
+ * recurring expression.
+ *
+ * @example
+ * nextFireTime('rate(1 hour)', { now: Date.parse('2026-01-01T10:30:00Z'), since: Date.parse('2026-01-01T09:00:00Z') });
+ * // → 2026-01-01T11:00:00Z
+ */
+export function nextFireTime(expression: string, at: { now: number; since: number }): number | undefined {
+  let parsed: RecurringExpression;
+  try {
+    parsed = parseRecurringExpression(expression, at.now);
+  } catch {
+    return undefined;
+  }
+  if (parsed.kind === 'cron') return nextCronTime(parsed, at.now);
+  const since = Math.min(at.since, at.now);
+  const periods = Math.floor((at.now - since) / parsed.periodMs) + 1;
+  return since + periods * parsed.periodMs;
+}

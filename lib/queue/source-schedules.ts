@@ -86,13 +86,20 @@ export class SourceSchedules {
     readonly options: SourceSchedulesOptions,
   ) {}
 
-  /** Makes Scheduler hold exactly `schedules` for the source: creates new, updates changed, deletes removed. */
-  async reconcile(sourceId: string, schedules: readonly SourceSchedule[]): Promise<ReconcileReport> {
+  /**
+   * Makes Scheduler hold exactly `schedules` for the source: creates new, updates changed, deletes
+   * removed. A paused source's schedules are held DISABLED: Scheduler keeps them and fires none.
+   */
+  async reconcile(
+    sourceId: string,
+    schedules: readonly SourceSchedule[],
+    options: { readonly paused?: boolean } = {},
+  ): Promise<ReconcileReport> {
     const report: ReconcileReport = { created: [], updated: [], deleted: [], unchanged: [] };
     const existing = new Set(await this.names(sourceId));
     for (const [index, schedule] of schedules.entries()) {
       const name = scheduleName(sourceId, index);
-      const input = this.scheduleInput(name, sourceId, schedule);
+      const input = this.scheduleInput(name, sourceId, schedule, options.paused ?? false);
       const outcome = existing.has(name)
         ? await this.updateIfChanged(input, index)
         : await this.create(input, index);
@@ -109,6 +116,23 @@ export class SourceSchedules {
   /** Removes every schedule of the source (idempotent). Returns the names removed. */
   async remove(sourceId: string): Promise<string[]> {
     return (await this.reconcile(sourceId, [])).deleted;
+  }
+
+  /**
+   * What Scheduler holds for one schedule: its state and when it was created or last changed (a
+   * `rate(...)` counts its periods from there); undefined when there is no such schedule.
+   */
+  async describe(name: string): Promise<{ state: string; since: number } | undefined> {
+    try {
+      const s = await this.scheduler.send(
+        new GetScheduleCommand({ Name: name, GroupName: this.options.groupName }),
+      );
+      const since = (s.LastModificationDate ?? s.CreationDate)?.getTime();
+      return { state: s.State ?? 'ENABLED', since: since ?? Date.now() };
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw error;
+    }
   }
 
   /** Names of the source's schedules in Scheduler, in index order. */
@@ -134,6 +158,7 @@ export class SourceSchedules {
     name: string,
     sourceId: string,
     schedule: SourceSchedule,
+    paused: boolean,
   ): CreateScheduleCommandInput {
     return {
       Name: name,
@@ -142,7 +167,7 @@ export class SourceSchedules {
       ScheduleExpression: schedule.expression,
       ScheduleExpressionTimezone: 'UTC',
       FlexibleTimeWindow: { Mode: 'OFF' },
-      State: 'ENABLED',
+      State: paused ? 'DISABLED' : 'ENABLED',
       Target: {
         Arn: this.options.targetArn,
         RoleArn: this.options.roleArn,

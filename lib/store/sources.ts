@@ -40,6 +40,11 @@ export interface SourceRecord {
   readonly watermarkStream: string | null;
   /** The one active run (the per-source lock), if any. */
   readonly activeRunId: string | null;
+  /**
+   * When an administrator paused the source's schedules (their Scheduler schedules are then
+   * DISABLED, and kept so by every later write); null while they fire.
+   */
+  readonly pausedAt: number | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -72,6 +77,7 @@ function toSource(item: Record<string, unknown>): SourceRecord {
     watermark: (item.watermark ?? null) as string | null,
     watermarkStream: (item.watermarkStream ?? null) as string | null,
     activeRunId: (item.activeRunId ?? null) as string | null,
+    pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : null,
     createdAt: item.createdAt as number,
     updatedAt: item.updatedAt as number,
   };
@@ -197,6 +203,30 @@ export class SourceStore {
       }),
     );
     return { items: Items.map(toSource), cursor: encodeCursor(LastEvaluatedKey) };
+  }
+
+  /**
+   * Pauses (`pausedAt` a time) or resumes (null) the source's schedules, conditional on the source
+   * existing; answers the source as it now is. Only the flag moves: the config, its hash and the
+   * schedules stay, so a resumed source's interrupted runs still resume.
+   */
+  async setPaused(sourceId: string, pausedAt: number | null): Promise<SourceRecord> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { sourceId },
+          UpdateExpression: pausedAt === null ? 'REMOVE pausedAt' : 'SET pausedAt = :at',
+          ConditionExpression: 'attribute_exists(sourceId)',
+          ...(pausedAt === null ? {} : { ExpressionAttributeValues: { ':at': pausedAt } }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toSource(Attributes ?? {});
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw new SourceNotFoundError(`source ${sourceId} not found`, { sourceId }, { cause: error });
+    }
   }
 
   /** Deletes a source; refused with {@link SourceBusyError} while it has an active run. */

@@ -33,6 +33,18 @@ import { toSyncRun } from './run-item.js';
 
 export type { Fence } from './run-chains.js';
 
+/** How many of a source's newest runs {@link SyncRunStore.recentOf} reads looking for a success. */
+export const RECENT_RUNS_READ = 100;
+
+/** A run in a source's history: what the source view shows of its last and last successful run. */
+export interface RunSummary {
+  readonly runId: string;
+  readonly state: RunState;
+  readonly mode: RunMode;
+  readonly createdAt: number;
+  readonly finishedAt?: number | null;
+}
+
 /** What a new run starts with. */
 export interface NewRun {
   readonly runId: string;
@@ -322,6 +334,40 @@ export class SyncRunStore {
       items: await withChains(this.doc, this.tableName, Items),
       cursor: encodeCursor(LastEvaluatedKey),
     };
+  }
+
+  /**
+   * A source's last run and its last successful one, for the source view. Reads the newest runs
+   * (a few attributes each) until a success shows, at most {@link RECENT_RUNS_READ} of them: a
+   * source whose last success is older than that shows none.
+   */
+  async recentOf(sourceId: string): Promise<{ last: RunSummary | null; lastSuccess: RunSummary | null }> {
+    let last: RunSummary | null = null;
+    let start: Record<string, unknown> | undefined;
+    let read = 0;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: INDEX.runsBySource,
+          KeyConditionExpression: 'sourceId = :sourceId',
+          ExpressionAttributeValues: { ':sourceId': sourceId },
+          ExpressionAttributeNames: { '#state': 'state', '#mode': 'mode' },
+          ProjectionExpression: 'runId, #state, #mode, createdAt, finishedAt',
+          ScanIndexForward: false,
+          Limit: 25,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of Items) {
+        const run = item as RunSummary;
+        last ??= run;
+        if (run.state === 'succeeded') return { last, lastSuccess: run };
+      }
+      read += Items.length;
+      start = LastEvaluatedKey;
+    } while (start && read < RECENT_RUNS_READ);
+    return { last, lastSuccess: null };
   }
 
   /**

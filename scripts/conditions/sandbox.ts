@@ -14,7 +14,7 @@ export class Sandbox {
 
   constructor(private readonly repo: string) {
     this.root = mkdtempSync(join(tmpdir(), 'harvester-conditions-'));
-    for (const entry of ['lib', 'test', 'package.json', 'tsconfig.json', 'vitest.config.ts'])
+    for (const entry of ['lib', 'tools', 'test', 'package.json', 'tsconfig.json', 'vitest.config.ts'])
       cpSync(join(repo, entry), join(this.root, entry), { recursive: true });
     symlinkSync(realpathSync(join(repo, 'node_modules')), join(this.root, 'node_modules'));
   }

@@ -11,6 +11,7 @@ import {
 } from '../../lib/resources/definitions.js';
 import { movableClock } from '../support/crash.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { newRun } from '../support/runs.js';
 
 /**
  * Heartbeats move the active index's sort key, so the index is sharded by run id to keep them off
@@ -38,15 +39,7 @@ function oneRunIdPerShard(): string[] {
 async function queuedRun(runId: string): Promise<void> {
   const sourceId = `shard-${runId.toLowerCase()}`;
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig('http://127.0.0.1:9'));
-  await engine.deps.lifecycle.createHoldingLock({
-    runId,
-    sourceId,
-    mode: 'full',
-    params: { since: null, scope: null, configHash: 'x' },
-    paramsHash: 'x',
-    resume: { reason: 'fresh_start', from: 'scratch', at: clock.now() },
-    now: clock.now(),
-  });
+  await engine.deps.lifecycle.createHoldingLock(newRun({ runId, sourceId, now: clock.now() }));
 }
 
 describe('the sharded active-runs index', () => {

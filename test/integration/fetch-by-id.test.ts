@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * What a fetch by id may conclude (retry-failed and reconciliation's absence confirmations): a dead
@@ -25,12 +26,8 @@ async function restSource(
 async function githubSource(entities: number) {
   const fake = await startFake({ entities, seed: 1_800 + counter, latencyMs: 0 });
   const sourceId = `fbi-gh-${++counter}`;
-  await putSource(engine.deps, sourceId, 'github-issues', {
-    owner: 'octo',
-    repo: 'fbi',
-    baseUrl: fake.url,
-    perPage: 20,
-  });
+  const { connector, config } = sourceOfShape(fake, 'github');
+  await putSource(engine.deps, sourceId, connector, config);
   return { fake, sourceId };
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FaultProfile, LiveOptions } from '../../tools/fake-source/index.js';
 import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * The `gitlab-issues` connector through the whole engine against the fake source's GitLab shape:
@@ -14,11 +15,8 @@ let counter = 0;
 async function gitlabSource(entities: number, options: { live?: LiveOptions; profile?: FaultProfile } = {}) {
   const fake = await startFake({ entities, seed: 1_400 + counter, latencyMs: 0, ...options });
   const sourceId = `gitlab-${++counter}`;
-  await putSource(engine.deps, sourceId, 'gitlab-issues', {
-    project: 'acme/platform/api',
-    baseUrl: `${fake.url}/api/v4`,
-    perPage: 20,
-  });
+  const { connector, config } = sourceOfShape(fake, 'gitlab');
+  await putSource(engine.deps, sourceId, connector, config);
   return { fake, sourceId };
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LiveOptions } from '../../tools/fake-source/index.js';
-import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * A source edited while a run reads it (issue: runs paged by position over a modification-ordered
@@ -12,35 +13,22 @@ import { compareWithTruth } from '../support/live.js';
 const { engine, startFake, runToEnd } = useEngineWithFakes('live', { heartbeatIntervalMs: 500 });
 let counter = 0;
 
-type Shape = 'github' | 'rest-page' | 'rest-cursor' | 'rest-next-url';
+type Shape = 'github' | 'rest-page' | 'rest-cursor';
+
+/** A cursor the source does not promise to be a stable position: read as a listing by position. */
+const POSITIONAL_CURSOR = {
+  pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+};
 
 async function liveSource(shape: Shape, entities: number, live: LiveOptions, pageSize = 20) {
   const fake = await startFake({ entities, seed: 900 + counter, live, latencyMs: 0 });
   const sourceId = `live-${shape}-${++counter}`;
-  if (shape === 'github') {
-    await putSource(engine.deps, sourceId, 'github-issues', {
-      owner: 'octo',
-      repo: 'live',
-      baseUrl: fake.url,
-      perPage: pageSize,
-    });
-  } else {
-    const pagination =
-      shape === 'rest-page'
-        ? { type: 'page', pageParam: 'page' }
-        : { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' };
-    await putSource(
-      engine.deps,
-      sourceId,
-      'rest-json',
-      fakeRestConfig(fake.url, {
-        url: `${fake.url}/${shape === 'rest-page' ? 'records-paged' : 'records'}`,
-        pageSize,
-        pagination,
-      }),
-    );
-  }
-  return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
+  const { connector, config, storeShape } = sourceOfShape(fake, shape, {
+    pageSize,
+    ...(shape === 'rest-cursor' ? { config: POSITIONAL_CURSOR } : {}),
+  });
+  await putSource(engine.deps, sourceId, connector, config);
+  return { fake, sourceId, storeShape };
 }
 
 describe('a source edited during a run loses nothing', () => {
@@ -77,13 +65,8 @@ describe('a source edited during a run loses nothing', () => {
       10,
     );
     const github = await liveSource('github', 90, { touchesPerPage: 0 });
-    await putSource(engine.deps, github.sourceId, 'github-issues', {
-      owner: 'octo',
-      repo: 'live',
-      baseUrl: github.fake.url,
-      perPage: 20,
-      includePullRequests: false,
-    });
+    const withoutPulls = sourceOfShape(github.fake, 'github', { config: { includePullRequests: false } });
+    await putSource(engine.deps, github.sourceId, withoutPulls.connector, withoutPulls.config);
 
     const growing = await runToEnd(sourceId, 'full');
     const filtered = await runToEnd(github.sourceId, 'full');

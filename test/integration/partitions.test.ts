@@ -19,6 +19,7 @@ import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 import { type MemorySource, memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /** github-issues with the windows a test chooses (the real keyset reads each window). */
 let chosenBoundaries: string[] = [];
@@ -324,12 +325,8 @@ describe('github-issues against the live fake source', () => {
     const fake = await startFakeSource({ entities, seed: 4_100 + counter, latencyMs: 0 });
     fakes.push(fake);
     const sourceId = `part-gh-${++counter}`;
-    await putSource(engine.deps, sourceId, 'github-issues', {
-      owner: 'octo',
-      repo: 'parts',
-      baseUrl: fake.url,
-      perPage: 20,
-    });
+    const { connector, config } = sourceOfShape(fake, 'github');
+    await putSource(engine.deps, sourceId, connector, config);
     return { fake, sourceId };
   }
 

@@ -1,5 +1,4 @@
 import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { ulid } from 'ulid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { reap } from '../../lib/engine/index.js';
@@ -11,6 +10,7 @@ import {
   setUpTestEngine,
   type TestEngine,
 } from '../support/harness.js';
+import { newRun } from '../support/runs.js';
 
 const clock = movableClock();
 let engine: TestEngine;
@@ -96,15 +96,14 @@ describe('the reaper', () => {
   it('ends a crash-looping retry-failed run without filing its dead-letter listing cursor as a source page', async () => {
     await putSource(engine.deps, 'retry-loop', 'rest-json', fakeRestConfig('http://127.0.0.1:9'));
     const now = clock.now();
-    const { runId } = await engine.deps.lifecycle.createHoldingLock({
-      runId: ulid(now),
-      sourceId: 'retry-loop',
-      mode: 'dlq_retry',
-      params: { since: null, scope: null, configHash: 'x', deadLettersBefore: now },
-      paramsHash: 'x',
-      resume: { reason: 'fresh_start', from: 'scratch', at: now },
-      now,
-    });
+    const { runId } = await engine.deps.lifecycle.createHoldingLock(
+      newRun({
+        sourceId: 'retry-loop',
+        mode: 'dlq_retry',
+        params: { since: null, scope: null, configHash: 'x', deadLettersBefore: now },
+        now,
+      }),
+    );
     await engine.deps.runs.start(runId, 1, now);
     // Three crashes: each time the reaper fenced it, a worker took page 1 and died.
     for (let epoch = 1; epoch <= RELIABILITY.maxRestartsPerRun; epoch++) {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/work/tombstone-pass.js';
 import type { LiveOptions } from '../../tools/fake-source/index.js';
-import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * Reconciliation never tombstones a live entity: a stable, complete listing; everything it served
@@ -20,21 +21,11 @@ async function source(shape: 'github' | 'rest-page' | 'rest-cursor', entities: n
     ...(live ? { live } : {}),
   });
   const sourceId = `rec-${shape}-${++counter}`;
-  if (shape === 'github') {
-    await putSource(engine.deps, sourceId, 'github-issues', {
-      owner: 'octo',
-      repo: 'rec',
-      baseUrl: fake.url,
-      perPage: 10,
-    });
-  } else {
-    const overrides =
-      shape === 'rest-page'
-        ? { url: `${fake.url}/records-paged`, pageSize: 10, pagination: { type: 'page' } }
-        : { pageSize: 50 };
-    await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, overrides));
-  }
-  return { fake, sourceId, storeShape: shape === 'github' ? ('github' as const) : ('rest' as const) };
+  const { connector, config, storeShape } = sourceOfShape(fake, shape, {
+    pageSize: shape === 'rest-cursor' ? 50 : 10,
+  });
+  await putSource(engine.deps, sourceId, connector, config);
+  return { fake, sourceId, storeShape };
 }
 
 describe('a reconciliation raced by edits', () => {

@@ -1,4 +1,3 @@
-import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { SourceBusyError, SourceNotFoundError } from '../../lib/store/errors.js';
@@ -6,6 +5,7 @@ import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { type SourceDefinition, SourceStore } from '../../lib/store/sources.js';
 import { SyncRunStore } from '../../lib/store/sync-runs.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { newRun } from '../support/runs.js';
 
 /*
  * The Sources table's conditional writes, driven directly: undoing a source write only while the
@@ -103,15 +103,7 @@ describe('the source lock', () => {
 describe('creating a run', () => {
   it('never replaces an existing run of the same id, even once its source is free again', async () => {
     await sources.put(definition('rerun', 'http://a'), T0);
-    const run = {
-      runId: ulid(),
-      sourceId: 'rerun',
-      mode: 'full' as const,
-      params: {},
-      paramsHash: 'p1',
-      resume: { reason: 'fresh_start' as const, from: 'scratch' as const, at: T0 },
-      now: T0,
-    };
+    const run = newRun({ sourceId: 'rerun', now: T0 });
     await lifecycle.createHoldingLock(run);
     await lifecycle.cancel(run.runId, T0 + 1);
 

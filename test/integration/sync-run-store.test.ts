@@ -19,6 +19,7 @@ import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { SourceStore } from '../../lib/store/sources.js';
 import { SyncRunStore } from '../../lib/store/sync-runs.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { newRun } from '../support/runs.js';
 
 let aws: TestAws;
 let runs: SyncRunStore;
@@ -47,15 +48,9 @@ async function newSource(): Promise<string> {
 
 /** A queued run on a fresh source, its lock held. */
 async function queuedRun(): Promise<SyncRun> {
-  return lifecycle.createHoldingLock({
-    runId: ulid(),
-    sourceId: await newSource(),
-    mode: 'incremental',
-    params: {},
-    paramsHash: 'p1',
-    resume: { reason: 'fresh_start', from: 'scratch', at: T0 },
-    now: T0,
-  });
+  return lifecycle.createHoldingLock(
+    newRun({ runId: ulid(), sourceId: await newSource(), mode: 'incremental', params: {}, now: T0 }),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import { RETRY_CONCURRENCY } from '../../lib/config/constants.js';
 import { SharedQuota } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, fastRetry, putSource, useEngineWithFakes } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * Reconciliation's tombstone slices never count a confirmation they did not make: when the
@@ -27,12 +28,8 @@ describe('a tombstone slice under a spent rate budget', () => {
       quota: new SharedQuota({ limit: 4, windowSeconds: 2 }),
     });
     const sourceId = 'tomb-budget';
-    await putSource(engine.deps, sourceId, 'github-issues', {
-      owner: 'octo',
-      repo: 'tomb',
-      baseUrl: fake.url,
-      perPage: 10,
-    });
+    const { connector, config } = sourceOfShape(fake, 'github', { pageSize: 10 });
+    await putSource(engine.deps, sourceId, connector, config);
     expect((await runToEnd(sourceId, 'full')).state).toBe('succeeded');
     const deleted = [3, 8, 13, 17, 22, 26, 29];
     fake.control.delete(deleted);

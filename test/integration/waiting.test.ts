@@ -8,14 +8,13 @@ import {
   type EngineDeps,
   processPage,
   reap,
-  redeliveryDelaySeconds,
   SimulatedCrashError,
   type StepPoint,
   startRun,
 } from '../../lib/engine/index.js';
 import { endRun } from '../../lib/engine/run/finish.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
-import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
+import { deferralSchedulePrefix, redeliveryDelaySeconds } from '../../lib/queue/page-queue.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
@@ -53,7 +52,7 @@ beforeEach(async () => {
 });
 afterEach(() => fake.control.setProfile('none'));
 
-async function newRun(mode: RunMode = 'full'): Promise<string> {
+async function startedRun(mode: RunMode = 'full'): Promise<string> {
   const sourceId = `waiting-${++counter}`;
   await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
   return (await startRun(engine.deps, { sourceId, mode })).runId;
@@ -104,7 +103,7 @@ const crash = () => {
 
 describe('a backlogged queue', () => {
   it('leaves a run whose next page waits minutes in the queue running, unfenced and uncounted, and reports it waiting', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
 
     // Page 1 itself waits five minutes before any worker takes it.
     clock.advance(5 * 60_000);
@@ -142,7 +141,7 @@ describe('a backlogged queue', () => {
   });
 
   it('still fences a run whose worker took its page and then went silent', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     await expect(processPage(withHook(1, 'afterLoad', crash), await takeOne(runId))).rejects.toBeInstanceOf(
       SimulatedCrashError,
     );
@@ -157,7 +156,7 @@ describe('a backlogged queue', () => {
 
 describe('the first heartbeat of a step', () => {
   it('is written before the fetch, not one interval later', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     await processPage(engine.deps, await takeOne(runId));
     const page2 = await takeOne(runId);
     clock.advance(60_000);
@@ -181,7 +180,7 @@ describe('the first heartbeat of a step', () => {
 
 describe('a successor lost between commit and send', () => {
   it('is sent again by the reaper at the same epoch from the checkpoint: no restart, no progress lost', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     await expect(processPage(withHook(1, 'afterCommit', crash), await takeOne(runId))).rejects.toBeInstanceOf(
       SimulatedCrashError,
     );
@@ -200,7 +199,7 @@ describe('a successor lost between commit and send', () => {
   });
 
   it('is sent again by the redelivered page that finds its own commit done (an SQS send failure)', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     const page1 = await takeOne(runId);
     let failures = 1;
     const queue = Object.create(engine.deps.queue) as EngineDeps['queue'];
@@ -222,7 +221,7 @@ describe('a successor lost between commit and send', () => {
 
 describe('a poison page', () => {
   it('fails on every delivery at the real redelivery timings, reaches the drain, and the reaper never fences it', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     await processPage(engine.deps, await takeOne(runId));
     const page2 = await takeOne(runId);
     const poisoned = withHook(2, 'afterLoad', () => {
@@ -259,7 +258,7 @@ describe('a source that answers 429 forever', () => {
         '/records': { rate429: 1, retryAfterSeconds: 120, maxConsecutiveFailures: 1_000_000 },
       },
     });
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     const run0 = await engine.deps.runs.require(runId);
     const sourceId = run0.sourceId;
     // Deferred pages are handed straight to the test, which moves the clock to their wake-up.
@@ -392,7 +391,7 @@ describe('a 429 storm that ends within the budget', () => {
 
 describe('deferral schedules', () => {
   it('gives a second deferral of the same page its own schedule instead of a swallowed conflict', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     const message = await takeOne(runId);
     const until = clock.now() + 3_600_000;
 
@@ -411,7 +410,7 @@ describe('deferral schedules', () => {
 
 describe('the outbox', () => {
   it('re-publishes a run’s outcome event when the worker died between ending the run and publishing', async () => {
-    const runId = await newRun('full');
+    const runId = await startedRun('full');
     await processPage(engine.deps, await takeOne(runId));
     const published: string[] = [];
     let alive = false;

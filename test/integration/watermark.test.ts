@@ -7,6 +7,7 @@ import type { FakeSource, LiveOptions } from '../../tools/fake-source/index.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /**
  * The watermark belongs to the stream it was read from, a reconfiguration is noticed from the
@@ -24,7 +25,7 @@ async function fake(entities: number, startAt: string, live?: LiveOptions): Prom
 }
 
 function github(source: FakeSource, repo = 'one', perPage = 20) {
-  return { owner: 'octo', repo, baseUrl: source.url, perPage };
+  return sourceOfShape(source, 'github', { pageSize: perPage, config: { repo } }).config;
 }
 
 describe('the watermark belongs to the stream', () => {

@@ -1,4 +1,3 @@
-import { ulid } from 'ulid';
 import { afterAll, beforeAll } from 'vitest';
 import { urlFields } from '../../lib/api/source-guard.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
@@ -14,6 +13,7 @@ import { runParamsHash, stableHash } from '../../lib/run/hash.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, type FakeSourceOptions, startFakeSource } from '../../tools/fake-source/index.js';
 import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
+import { newRun } from './runs.js';
 
 /** Retry timing for tests: real backoff decisions, sleeps shortened a hundredfold. */
 export function fastRetry(scale = 0.01): RetryDeps {
@@ -179,16 +179,15 @@ export async function createQueuedRun(deps: EngineDeps, sourceId: string): Promi
     string,
     unknown
   >;
-  const run = await deps.lifecycle.createHoldingLock({
-    runId: ulid(now),
-    sourceId,
-    mode: 'full',
-    params: { since: null, scope: null, configHash: source.configHash },
-    // The hash a run of this source's current config has, so the reaper sees no reconfiguration.
-    paramsHash: runParamsHash({ mode: 'full', connector: source.connector, config, scope: null }),
-    resume: { reason: 'fresh_start', from: 'scratch', at: now },
-    now,
-  });
+  const run = await deps.lifecycle.createHoldingLock(
+    newRun({
+      sourceId,
+      params: { since: null, scope: null, configHash: source.configHash },
+      // The hash a run of this source's current config has, so the reaper sees no reconfiguration.
+      paramsHash: runParamsHash({ mode: 'full', connector: source.connector, config, scope: null }),
+      now,
+    }),
+  );
   return run.runId;
 }
 

@@ -18,8 +18,8 @@ import {
 import { rawSecretFields } from '../secret-guard.js';
 import { STRICT_SOURCE_GUARD, sourcePolicyProblems } from '../source-guard.js';
 import { SourceTestResultSchema, testSource } from '../source-test.js';
-import { writeSchedules, writeSource } from '../source-writes.js';
-import { toSourceView } from '../views.js';
+import { sourceView, sourceViews } from '../source-view.js';
+import { setSourcePaused, writeSchedules, writeSource } from '../source-writes.js';
 
 /** Sources: create or replace, read, list, delete. */
 export const sourceRoutes: Route[] = [
@@ -65,7 +65,7 @@ export const sourceRoutes: Route[] = [
       );
       return {
         status: created ? 201 : 200,
-        body: toSourceView(source),
+        body: await sourceView(deps, source),
         ...(created ? { headers: { location: `/sources/${encodeURIComponent(source.sourceId)}` } } : {}),
       };
     },
@@ -84,7 +84,7 @@ export const sourceRoutes: Route[] = [
     problems: [404],
     async handle({ params, body, deps }) {
       const source = await writeSchedules(deps, params.sourceId, body.schedules, deps.clock.now());
-      return { status: 200, body: toSourceView(source) };
+      return { status: 200, body: await sourceView(deps, source) };
     },
   }),
   defineRoute({
@@ -116,7 +116,10 @@ export const sourceRoutes: Route[] = [
       const page = await listPage(deps.cursors, 'sources', query.cursor, (cursor) =>
         deps.sources.list({ limit: query.limit, ...(cursor ? { cursor } : {}) }),
       );
-      return { status: 200, body: { items: page.items.map(toSourceView), nextCursor: page.nextCursor } };
+      return {
+        status: 200,
+        body: { items: await sourceViews(deps, page.items), nextCursor: page.nextCursor },
+      };
     },
   }),
   defineRoute({
@@ -129,9 +132,30 @@ export const sourceRoutes: Route[] = [
     responses: { 200: { description: 'The source', schema: SourceViewSchema } },
     problems: [404],
     async handle({ params, deps }) {
-      return { status: 200, body: toSourceView(await deps.sources.require(params.sourceId)) };
+      return { status: 200, body: await sourceView(deps, await deps.sources.require(params.sourceId)) };
     },
   }),
+  ...(['pause', 'resume'] as const).map((action) =>
+    defineRoute({
+      method: 'POST',
+      path: `/sources/{sourceId}/${action}`,
+      operationId: `${action}Source`,
+      summary: action === 'pause' ? "Pause a source's schedules" : "Resume a source's schedules",
+      description:
+        action === 'pause'
+          ? 'Every Scheduler schedule of the source is set DISABLED (the local runtime honours it too), and stays so through later source writes until resumed. Runs already started go on; runs started by hand are not affected. Pausing a paused source changes nothing.'
+          : 'Every Scheduler schedule of the source is set ENABLED again; a `rate(...)` counts its periods from now. Resuming a running source changes nothing.',
+      tag: 'sources',
+      params: SourcePathSchema,
+      body: EmptyBodySchema,
+      responses: { 200: { description: 'The source, with its schedules’ state', schema: SourceViewSchema } },
+      problems: [404],
+      async handle({ params, deps }) {
+        const source = await setSourcePaused(deps, params.sourceId, action === 'pause');
+        return { status: 200, body: await sourceView(deps, source) };
+      },
+    }),
+  ),
   defineRoute({
     method: 'DELETE',
     path: '/sources/{sourceId}',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONNECTOR_NAMES } from '../../connectors/registry.js';
 import { MAX_SCHEDULES_PER_SOURCE } from '../../queue/source-schedules.js';
-import { RUN_MODES } from '../../run/model.js';
+import { RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
 import { SourceScheduleSchema } from './schedules.js';
 
@@ -61,6 +61,17 @@ export const PutSchedulesBodySchema = z
   .strictObject({ schedules: SchedulesSchema.meta({ description: 'The new set; `[]` removes them all' }) })
   .meta({ id: 'PutSchedulesRequest' });
 
+/** A run as a source's history shows it. */
+export const RunSummarySchema = z
+  .object({
+    runId: RunIdSchema,
+    state: z.enum(RUN_STATES),
+    mode: z.enum(RUN_MODES),
+    createdAt: IsoTimeSchema,
+    finishedAt: IsoTimeSchema.nullable(),
+  })
+  .meta({ id: 'RunSummary' });
+
 /** A source as the API returns it. */
 export const SourceViewSchema = z
   .object({
@@ -74,8 +85,23 @@ export const SourceViewSchema = z
         name: z.string().meta({ description: 'EventBridge Scheduler schedule name' }),
         expression: z.string(),
         mode: z.enum(RUN_MODES),
+        state: z
+          .enum(['ENABLED', 'DISABLED', 'MISSING'])
+          .optional()
+          .meta({ description: 'What Scheduler holds: DISABLED while the source is paused' }),
+        nextFireAt: IsoTimeSchema.nullable()
+          .optional()
+          .meta({ description: 'When it fires next (UTC); null while paused or if it never fires again' }),
       }),
     ),
+    paused: z.boolean().meta({ description: 'Schedules paused (`sources pause`): none of them fires' }),
+    pausedAt: IsoTimeSchema.nullable(),
+    lastRun: RunSummarySchema.nullable()
+      .optional()
+      .meta({ description: 'The newest run, whatever its state; null when the source never ran' }),
+    lastSuccess: RunSummarySchema.nullable().optional().meta({
+      description: 'The newest run that succeeded, among the source’s last 100; null when none did',
+    }),
     configHash: z
       .string()
       .meta({ description: 'Hash of connector + config; a change makes interrupted runs restart' }),

@@ -10,6 +10,7 @@ import { confirm } from '../confirm.js';
 import { CliUsageError, collect, contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
+import { nextFireWords, registerPauseCommands, scheduleLines } from './source-pause.js';
 
 type SourceView = z.infer<typeof SourceViewSchema>;
 type DeletedSource = z.infer<typeof DeletedSourceSchema>;
@@ -108,7 +109,7 @@ function sourceLines(source: SourceView): string[] {
     `source     ${source.sourceId}`,
     `connector  ${source.connector}`,
     `config     ${JSON.stringify(source.config)}`,
-    `schedules  ${source.schedules.length === 0 ? 'none' : source.schedules.map((s) => `${s.expression} → ${s.mode}`).join(', ')}`,
+    ...scheduleLines(source),
     `watermark  ${source.watermark ?? 'none'}`,
     `active run ${source.activeRunId ?? 'none'}`,
     `updated    ${source.updatedAt}`,
@@ -250,12 +251,22 @@ export function registerSourceCommands(program: Command, io: Io): void {
       if (ctx.json) return printJson(io, page);
       printTable(
         io,
-        ['SOURCE', 'CONNECTOR', 'SCHEDULES', 'ACTIVE RUN'],
-        page.items.map((s) => [s.sourceId, s.connector, String(s.schedules.length), s.activeRunId ?? '-']),
+        ['SOURCE', 'CONNECTOR', 'SCHEDULES', 'NEXT FIRE', 'LAST RUN', 'LAST SUCCESS', 'ACTIVE RUN'],
+        page.items.map((s) => [
+          s.sourceId,
+          s.connector,
+          String(s.schedules.length),
+          nextFireWords(s),
+          s.lastRun ? `${s.lastRun.state} ${s.lastRun.createdAt}` : '-',
+          s.lastSuccess ? (s.lastSuccess.finishedAt ?? s.lastSuccess.createdAt) : '-',
+          s.activeRunId ?? '-',
+        ]),
         'no sources',
       );
       if (page.nextCursor) printLines(io, [`more: --cursor ${page.nextCursor}`]);
     });
+
+  registerPauseCommands(sources, io);
 
   sources
     .command('delete <sourceId>')

@@ -4,22 +4,27 @@ import { type HarvesterLogger, workLogger } from '../../observability/logger.js'
 import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import { partitionOf } from '../../run/partitions.js';
 import { lastProgressAt } from '../../run/silence.js';
 import type { StoredChain } from '../../store/chain-item.js';
-import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../../store/errors.js';
+import {
+  DuplicatePageError,
+  OwnershipLostError,
+  PageOutOfOrderError,
+  RunStateError,
+} from '../../store/errors.js';
 import { failUnavailable } from '../chain/deferral.js';
 import { resendFailedSuccessor } from '../chain/handoff.js';
 import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from '../run/finish.js';
-import type { RunParams } from '../run/start-run.js';
 import { retryFailedPage } from '../work/dead-letter-retry.js';
 import { fetchAndLoad } from '../work/page-work.js';
 import { isTombstoneSlice } from '../work/tombstone-cursor.js';
 import { tombstonePage } from '../work/tombstone-pass.js';
-import { isOwnershipLoss, type StepContext, type StepResult } from './context.js';
+import type { StepContext, StepResult } from './context.js';
 import { startHeartbeat } from './heartbeat.js';
 import { type DropReason, dropReason, runDropReason } from './message-check.js';
 
@@ -63,7 +68,8 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     if (early) return early;
     return await processOwnedPage(deps, run, message, log);
   } catch (error) {
-    if (isOwnershipLoss(error)) {
+    // Fenced, cancelled, finished or gone: the run is no longer this worker's.
+    if (error instanceof OwnershipLostError) {
       deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });
       log.info('worker no longer owns the run; stopping', { reason: error.name });
       return { outcome: 'stopped', reason: error.name };
@@ -196,7 +202,7 @@ async function processOwnedPage(
   const context: StepContext = {
     deps,
     run,
-    params: run.params as unknown as RunParams,
+    params: runParams(run),
     message,
     partition: partitionOf(run, message.partition),
     connector,
@@ -236,7 +242,7 @@ export async function runConnector(
   deps: EngineDeps,
   run: SyncRun,
 ): Promise<{ connectorName: string; rawConfig: unknown; configMac: string | null }> {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   if (params.connector && params.config)
     return { connectorName: params.connector, rawConfig: params.config, configMac: params.configMac ?? null };
   const source = await deps.sources.require(run.sourceId);

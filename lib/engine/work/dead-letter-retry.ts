@@ -5,11 +5,11 @@ import { secretReferences } from '../../connectors/secret-binding.js';
 import { isUnidentified, unidentifiedRef } from '../../connectors/unidentified.js';
 import type { RetryOutcome } from '../../retry/outcome.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import type { DeadLetter, PageScope } from '../../store/dead-letters.js';
 import type { Page } from '../../store/paging.js';
 import { deferPage } from '../chain/deferral.js';
 import type { EngineDeps } from '../deps.js';
-import type { RunParams } from '../run/start-run.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { cursorOfRef } from '../step/page-scope.js';
 import { fetchById } from './fetch-by-id.js';
@@ -40,7 +40,7 @@ export function listRetrySlice(
   run: SyncRun,
   cursor: string | null,
 ): Promise<Page<DeadLetter>> {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   return deps.deadLetters.list(run.sourceId, {
     limit: RETRY_PAGE_SIZE,
     cursor,
