@@ -20,7 +20,7 @@ import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from '../run/finish.js';
-import { retryFailedPage } from '../work/dead-letter-retry.js';
+import { retryDeadLetterPage } from '../work/dead-letter-retry.js';
 import { fetchAndLoad } from '../work/page-work.js';
 import { isTombstoneSlice } from '../work/tombstone-cursor.js';
 import { tombstonePage } from '../work/tombstone-pass.js';
@@ -225,7 +225,7 @@ async function processOwnedPage(
   };
   try {
     await context.checkpointHook('beforeFetch');
-    if (run.mode === 'dlq_retry') return await retryFailedPage(context);
+    if (run.mode === 'dlq_retry') return await retryDeadLetterPage(context);
     if (isTombstoneSlice(message.cursor)) return await tombstonePage(context);
     if (wantsPartitions(context)) return await planPartitions(context);
     return await fetchAndLoad(context);
