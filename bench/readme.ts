@@ -42,6 +42,14 @@ export interface BenchResults {
   readonly goals: readonly GoalRow[];
 }
 
+/** A markdown table with aligned columns, as the repository's formatter writes it. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
+
 const cell = (value: number | null | undefined, digits = 2) =>
   value === null || value === undefined ? 'n/a' : value.toFixed(digits);
 
@@ -83,34 +91,56 @@ export function benchmarkTables(results: BenchResults): string {
     `Generated from \`bench/results.json\` of ${results.generatedAt} (Node ${String(results.environment.node)}, ` +
       `${String(results.environment.cpus)} CPUs, ${String(results.environment.emulator)}).`,
     '',
-    '| goal | target | measured | met |',
-    '| --- | --- | --- | --- |',
-    ...results.goals.map(
-      (g) =>
-        `| ${g.goal} | ${g.target} | ${g.measured} | ${g.met === null ? 'not run' : g.met ? 'yes' : 'no'} |`,
+    ...markdownTable(
+      ['goal', 'target', 'measured', 'met'],
+      results.goals.map((g) => [
+        g.goal,
+        g.target,
+        g.measured,
+        g.met === null ? 'not run' : g.met ? 'yes' : 'no',
+      ]),
     ),
     '',
     'Billed cost per million entities, by run (5,000 entities of 100 per page; the ~2 KB line its own source):',
     '',
-    '| run | item writes / page | item reads / page | control plane / page | WRU / page | RRU / page | USD per million | measured at |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...runs.map(([name, run]) => {
-      const p = run?.requestsPerPage;
-      return `| ${name} | ${cell(p?.itemWrites)} | ${cell(p?.itemReads)} | ${cell(p?.controlPlane)} | ${cell(units(p, 'write'))} | ${cell(units(p, 'read'))} | ${cell(run?.cost.totalUsd, 4)} | ${run?.measuredAt ?? 'n/a'} |`;
-    }),
+    ...markdownTable(
+      [
+        'run',
+        'item writes / page',
+        'item reads / page',
+        'control plane / page',
+        'WRU / page',
+        'RRU / page',
+        'USD per million',
+        'measured at',
+      ],
+      runs.map(([name, run]) => {
+        const p = run?.requestsPerPage;
+        return [
+          name,
+          cell(p?.itemWrites),
+          cell(p?.itemReads),
+          cell(p?.controlPlane),
+          cell(units(p, 'write')),
+          cell(units(p, 'read')),
+          cell(run?.cost.totalUsd, 4),
+          run?.measuredAt ?? 'n/a',
+        ];
+      }),
+    ),
     '',
     'Requests per page, by operation:',
     '',
-    `| operation | ${runs.map(([name]) => name.replace(/ \(`.*`\)$/, '')).join(' | ')} |`,
-    `| --- | ${runs.map(() => '---').join(' | ')} |`,
   );
   const ops = [
     ...new Set(runs.flatMap(([, run]) => Object.keys(run?.requestsPerPage.byOperation ?? {}))),
   ].sort();
-  for (const op of ops)
-    lines.push(
-      `| \`${op}\` | ${runs.map(([, run]) => cell(run?.requestsPerPage.byOperation[op], 3)).join(' | ')} |`,
-    );
+  lines.push(
+    ...markdownTable(
+      ['operation', ...runs.map(([name]) => name.replace(/ \(`.*`\)$/, ''))],
+      ops.map((op) => [`\`${op}\``, ...runs.map(([, run]) => cell(run?.requestsPerPage.byOperation[op], 3))]),
+    ),
+  );
   return lines.join('\n');
 }
 

@@ -1,12 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from '../lib/engine/index.js';
+import { failedRecordLog, handlePageRecord } from '../lib/engine/index.js';
 import { annotateWork, observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 import { sharedPageKeys } from './shared/work-keys.js';
 
-const { engine: deps, clients, observability } = lambdaRuntime();
+const { engine: deps, observability } = lambdaRuntime();
 const processor = new BatchProcessor(EventType.SQS);
 
 /** A failed record comes back after a short growing delay instead of the queue's long visibility timeout. */
@@ -19,15 +18,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
       'page message failed; SQS will deliver it again',
       failedRecordLog(record, error, receiveCount),
     );
-    await clients.sqs
-      .send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: process.env.PAGE_QUEUE_URL,
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: redeliveryDelaySeconds(receiveCount),
-        }),
-      )
-      .catch(() => undefined);
+    await deps.queue.redeliverLater(record.receiptHandle, receiveCount);
     throw error;
   }
 }

@@ -1,12 +1,21 @@
 import { ClassifiedError } from '../retry/errors.js';
-import { compactId, idSet } from '../run/compact-ids.js';
-import type { Normalized, TimeWindow } from './contract.js';
+import { idSet } from '../run/compact-ids.js';
+import type { Normalized } from './contract.js';
+import { type KeysetPosition, type KeysetStep, START_OF_TIME } from './keyset-position.js';
+import { checkStep, leaveStretch, rereadStep } from './keyset-stretch.js';
 import type { ListedKey } from './listed-key.js';
 import { type SinceBound, type SincePrecision, sinceFor } from './source-timing.js';
-import { EMPTY_TALLY, isTally, sameTally, type Tally, tallyPage } from './tie-check.js';
+import { EMPTY_TALLY, tallyPage } from './tie-check.js';
 import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
 
+export {
+  decodePosition,
+  encodePosition,
+  initialPosition,
+  type KeysetPosition,
+  type KeysetStep,
+} from './keyset-position.js';
 export type { ListedKey };
 
 /**
@@ -50,197 +59,6 @@ export type { ListedKey };
  * lose it for good when the record that ended the window is edited away meanwhile.
  */
 
-/** A run's position in a keyed stream. */
-export interface KeysetPosition {
-  /** `updatedAt` (the normalized version) of the last delivered entity; null: the start of the stream. */
-  readonly at: string | null;
-  /** Ids (or, for invalid records, refs) already delivered at `at`: skipped when listed again. */
-  readonly ids: readonly string[];
-  /** Inside a tie group larger than a page: the source's continuation of the `since=at` listing. */
-  readonly follow?: string;
-  /**
-   * Inside such a tie group: the ids delivered at `at` before the run began following it, skipped
-   * on every page of it (records that do not normalize may list before them and push them on).
-   */
-  readonly before?: readonly string[];
-  /** The earliest tie time paged through by position: the run's watermark must not pass it. */
-  readonly ceiling?: string;
-  /**
-   * The most records one page of this run held. For a stream without a continuation of the
-   * source's own (page numbers and no total), a later page with fewer may mean the listing had
-   * nothing more when it was read (the source caps page sizes silently, so the requested size
-   * cannot tell): the run re-lists once to decide ({@link KeysetPosition.recheck}). Without it a
-   * source edited faster than one record per request would never end such a listing, which only
-   * an empty page ends.
-   */
-  readonly full?: number;
-  /**
-   * This page re-lists after a short page of a stream without a continuation of its own: when it
-   * brings nothing new, or is short again, the stream ends; a full page goes on reading.
-   */
-  readonly recheck?: true;
-  /** A partition's window bound: the stream ends before the first record modified at or after it. */
-  readonly until?: string;
-  /**
-   * While following the source's continuation from `from` (inside a tie group, or across empty
-   * pages): what that listing served so far, to check it afterwards (`./tie-check.ts`).
-   */
-  readonly stretch?: {
-    readonly from: string;
-    readonly tally: Tally;
-    /** The greatest member id listed, while the group lists in id order (`./tie-order.ts`). */
-    readonly last?: string;
-    /** Members were skipped as served again: a second listing that differs re-reads the group. */
-    readonly skipped?: true;
-  };
-  /**
-   * Reading a tie group once more, after members were skipped as served again and its second
-   * listing differed: only the members its order marks as served again are delivered (those the
-   * first listing may have skipped wrongly), then the stream goes on at `resume`.
-   */
-  readonly reread?: { readonly resume: KeysetPosition | null };
-  /**
-   * Listing such a stretch a second time, from `at` through the source's continuation, up to the
-   * first record at or after `end` (null: the listing's end). `resume` is where the stream goes on
-   * afterwards (null: it ends); nothing is delivered meanwhile.
-   */
-  readonly check?: {
-    readonly end: string | null;
-    readonly want: Tally;
-    readonly got: Tally;
-    readonly resume: KeysetPosition | null;
-    /** The first listing skipped members as served again (`stretch.skipped`). */
-    readonly skipped?: true;
-  };
-}
-
-const PREFIX = 'ks1.';
-
-/**
- * The time before every record: where a stretch read by position starts when the stream's very
- * first page came back empty with a continuation. Listed again from here, and held here when the
- * listings differ, so the next run reads the whole stream.
- */
-const START_OF_TIME = '1970-01-01T00:00:00.000Z';
-
-/**
- * The first position of a run: its `since` (null: the whole stream, and no `since` sent at all).
- * A partition starts at the later of `since` and its window's `from`, and keeps the window's
- * `until` as its bound.
- */
-export function initialPosition(since: string | null, window?: TimeWindow): KeysetPosition {
-  const from = window?.from ?? null;
-  const at = since === null ? from : from === null || from <= since ? since : from;
-  const until = window?.until ?? null;
-  return until === null ? { at, ids: [] } : { at, ids: [], until };
-}
-
-/**
- * Encodes a position as the cursor the engine checkpoints (opaque to it). Long ids are kept as
- * digests (lib/run/compact-ids.ts), so the cursor's size does not depend on the source's id length.
- */
-export function encodePosition(position: KeysetPosition): string {
-  return PREFIX + Buffer.from(JSON.stringify(compacted(position))).toString('base64url');
-}
-
-/** The position with its ids (and those of the position a stretch check resumes at) compacted. */
-function compacted(position: KeysetPosition): KeysetPosition {
-  const { check, reread } = position;
-  return {
-    ...position,
-    ids: position.ids.map(compactId),
-    ...(position.before ? { before: position.before.map(compactId) } : {}),
-    ...(check ? { check: { ...check, resume: check.resume === null ? null : compacted(check.resume) } } : {}),
-    ...(reread ? { reread: { resume: reread.resume === null ? null : compacted(reread.resume) } } : {}),
-  };
-}
-
-/**
- * The position a cursor encodes; a null cursor is the run's (or the partition's) start.
- *
- * @param window - the partition's window, when the run is partitioned: a cursor must carry its
- *   `until`, since the position keeps the bound.
- * @throws ClassifiedError (permanent) when the cursor is not a keyset position: a checkpoint
- *   written under another pagination (the config changed), which must not be guessed at; or when
- *   it belongs to another window than the partition's.
- */
-export function decodePosition(
-  cursor: string | null,
-  since: string | null,
-  window?: TimeWindow,
-): KeysetPosition {
-  if (cursor === null) return initialPosition(since, window);
-  const position = parsePosition(cursor);
-  if (position === null) {
-    throw new ClassifiedError('permanent', `cursor \`${cursor.slice(0, 40)}\` is not a keyset position`);
-  }
-  if (window !== undefined && (window.until ?? undefined) !== position.until) {
-    throw new ClassifiedError(
-      'permanent',
-      `the cursor reads up to ${position.until ?? 'the end'}, but its partition's window ends at ${window.until ?? 'the end'}`,
-    );
-  }
-  return position;
-}
-
-function parsePosition(cursor: string): KeysetPosition | null {
-  if (!cursor.startsWith(PREFIX)) return null;
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor.slice(PREFIX.length), 'base64url').toString('utf8'));
-    return isPosition(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-
-function isPosition(value: unknown): value is KeysetPosition {
-  if (typeof value !== 'object' || value === null) return false;
-  const p = value as Record<string, unknown>;
-  return (
-    (p.at === null || typeof p.at === 'string') &&
-    Array.isArray(p.ids) &&
-    p.ids.every((id) => typeof id === 'string') &&
-    (p.follow === undefined || typeof p.follow === 'string') &&
-    (p.before === undefined || (Array.isArray(p.before) && p.before.every((id) => typeof id === 'string'))) &&
-    (p.ceiling === undefined || typeof p.ceiling === 'string') &&
-    (p.reread === undefined || isReread(p.reread)) &&
-    (p.full === undefined || typeof p.full === 'number') &&
-    (p.recheck === undefined || p.recheck === true) &&
-    (p.until === undefined || typeof p.until === 'string') &&
-    (p.stretch === undefined || isStretch(p.stretch)) &&
-    (p.check === undefined || isCheck(p.check))
-  );
-}
-
-function isStretch(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const s = value as Record<string, unknown>;
-  return (
-    typeof s.from === 'string' &&
-    isTally(s.tally) &&
-    (s.last === undefined || typeof s.last === 'string') &&
-    (s.skipped === undefined || s.skipped === true)
-  );
-}
-
-function isReread(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const r = value as Record<string, unknown>;
-  return r.resume === null || isPosition(r.resume);
-}
-
-function isCheck(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const c = value as Record<string, unknown>;
-  return (
-    (c.end === null || typeof c.end === 'string') &&
-    isTally(c.want) &&
-    isTally(c.got) &&
-    (c.skipped === undefined || c.skipped === true) &&
-    (c.resume === null || isPosition(c.resume))
-  );
-}
-
 /**
  * The key of a raw record, through the connector's own normalization. A record that does not
  * normalize and has no readable id gets its content's ref (`./unidentified.ts`) when `raw` is given.
@@ -248,22 +66,6 @@ function isCheck(value: unknown): boolean {
 export function listedKey(normalized: Normalized, raw?: unknown): ListedKey {
   if (normalized.ok) return { ok: true, id: normalized.entity.id, at: normalized.entity.version };
   return { ok: false, ref: normalized.ref ?? (raw === undefined ? null : unidentifiedRef(raw)) };
-}
-
-/** What one page means for the position. */
-export interface KeysetStep {
-  /** Per listed record: deliver it (true) or skip it as already delivered by this run (false). */
-  readonly deliver: readonly boolean[];
-  /** The next position; null when the stream is complete. */
-  readonly next: KeysetPosition | null;
-  /** The run's watermark must not pass this (a tie group was paged by position); null: no cap. */
-  readonly ceiling: string | null;
-}
-
-function earlier(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return a <= b ? a : b;
 }
 
 /** What a connector knows of the listing a page came from. */
@@ -311,9 +113,9 @@ export function advance(
 ): KeysetStep {
   refuseUnsorted(position.at, keys, continuation);
   if (position.check !== undefined)
-    return checkStep(position, position.check, keys, sourceNext, continuation);
+    return checkStep(position, position.check, keys, sourceNext, continuation.guessed === true);
   if (position.reread !== undefined)
-    return rereadStep(position, position.reread, keys, sourceNext, continuation);
+    return rereadStep(position, position.reread, keys, sourceNext, continuation.guessed === true);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   // Following a tie group: members a changed page size serves again, recognised by their order.
@@ -414,116 +216,6 @@ function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: 
       `the source listed a record modified at ${older.at} when asked for records since ${asked}: its listing is not filtered and ordered by modification time`,
     );
   }
-}
-
-/**
- * The step after a page that ends a stretch read by position (the listing moved past its key, or
- * ended): list the stretch again to check it, then go on at `resume`. A stretch that cannot be
- * checked caps the watermark at its start at once. Pages outside a stretch go straight to `resume`.
- */
-function leaveStretch(
-  position: KeysetPosition,
-  keys: readonly ListedKey[],
-  skipped: boolean,
-  end: string | null,
-  resume: KeysetPosition | null,
-): Pick<KeysetStep, 'next' | 'ceiling'> {
-  const confirmed = position.ceiling ?? null;
-  const stretch = position.follow === undefined ? undefined : position.stretch;
-  if (stretch === undefined) return { next: resume, ceiling: confirmed };
-  const want = tallyPage(stretch.tally, keys, end).tally;
-  if (want.broken) {
-    const ceiling = earlier(position.ceiling, stretch.from) ?? null;
-    return skipped ? reread(position, stretch.from, ceiling, resume) : capped(resume, ceiling);
-  }
-  const next: KeysetPosition = {
-    at: stretch.from,
-    ids: [],
-    check: { end, want, got: EMPTY_TALLY, resume, ...(skipped ? { skipped: true as const } : {}) },
-    // The page size seen so far: a connector counting pages by it must count the same again.
-    ...(position.full === undefined ? {} : { full: position.full }),
-    ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
-    ...(position.until === undefined ? {} : { until: position.until }),
-  };
-  return { next, ceiling: confirmed };
-}
-
-/** One page of the second listing of a stretch: nothing is delivered, its records are tallied. */
-function checkStep(
-  position: KeysetPosition,
-  check: NonNullable<KeysetPosition['check']>,
-  keys: readonly ListedKey[],
-  sourceNext: string | null,
-  continuation: ListingOptions,
-): KeysetStep {
-  const deliver = keys.map(() => false);
-  const { tally: got, reached } = tallyPage(check.got, keys, check.end);
-  const over = reached || sourceNext === null || (continuation.guessed === true && keys.length === 0);
-  if (!over) {
-    const next: KeysetPosition = { ...position, follow: sourceNext, check: { ...check, got } };
-    return { deliver, next, ceiling: position.ceiling ?? null };
-  }
-  if (sameTally(check.want, got)) return { deliver, next: check.resume, ceiling: position.ceiling ?? null };
-  const ceiling = earlier(position.ceiling, position.at ?? undefined) ?? null;
-  if (check.skipped && position.at !== null)
-    return { deliver, ...reread(position, position.at, ceiling, check.resume) };
-  return { deliver, ...capped(check.resume, ceiling) };
-}
-
-/**
- * Reads a tie group once more from `from` when members were skipped as served again and the
- * group's listings disagree: the source may not list ties in id order after all, and a member
- * skipped wrongly would be skipped by every later run too. The watermark stays at `ceiling`.
- */
-function reread(
-  position: KeysetPosition,
-  from: string,
-  ceiling: string | null,
-  resume: KeysetPosition | null,
-): Pick<KeysetStep, 'next' | 'ceiling'> {
-  const next: KeysetPosition = {
-    at: from,
-    ids: [],
-    reread: { resume: resume === null || ceiling === null ? resume : { ...resume, ceiling } },
-    ...(position.full === undefined ? {} : { full: position.full }),
-    ...(ceiling === null ? {} : { ceiling }),
-    ...(position.until === undefined ? {} : { until: position.until }),
-  };
-  return { next, ceiling };
-}
-
-/**
- * One page of that reading: only the group's members its order marks as served again are
- * delivered (in a listing kept in id order, none; otherwise those the first listing skipped).
- * When the listing leaves the group (or ends), the stream goes on at `resume`.
- */
-function rereadStep(
-  position: KeysetPosition,
-  again: NonNullable<KeysetPosition['reread']>,
-  keys: readonly ListedKey[],
-  sourceNext: string | null,
-  continuation: ListingOptions,
-): KeysetStep {
-  const at = position.at ?? '';
-  const order = tieOrder(keys, at, position.stretch?.last, position.follow === undefined);
-  const end = keys.findIndex((key) => key.ok && key.at > at);
-  const deliver = keys.map((_, i) => (end === -1 || i < end) && order.again[i] === true);
-  const ceiling = position.ceiling ?? null;
-  if (end !== -1 || sourceNext === null || (continuation.guessed === true && keys.length === 0)) {
-    return { deliver, ...capped(again.resume, ceiling) };
-  }
-  const next: KeysetPosition = {
-    ...position,
-    follow: sourceNext,
-    stretch: { from: at, tally: EMPTY_TALLY, ...(order.last === undefined ? {} : { last: order.last }) },
-  };
-  return { deliver, next, ceiling };
-}
-
-/** `resume` with the watermark capped at `ceiling` from now on. */
-function capped(resume: KeysetPosition | null, ceiling: string | null): Pick<KeysetStep, 'next' | 'ceiling'> {
-  if (resume === null || ceiling === null) return { next: resume, ceiling };
-  return { next: { ...resume, ceiling }, ceiling };
 }
 
 /**

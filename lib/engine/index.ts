@@ -26,10 +26,10 @@ export {
 export { type ReapOutcome, type ReapReport, reap } from './reaper/reaper.js';
 export { RUN_EVENT_TYPES, runEventDetail } from './run/events.js';
 export { type ScheduledStartOutcome, startScheduledRun } from './run/scheduled-start.js';
-export { type RunParams, type StartRunInput, startRun } from './run/start-run.js';
+export { type StartRunInput, startRun } from './run/start-run.js';
 export { connectorSecrets, sourceSecretOrigins } from './sources/bound-secrets.js';
 export { RateBudgetWaitError, spendingFetch } from './sources/rate-budget.js';
 export { createSecretResolver, SECRET_CACHE_TTL_MS } from './sources/secrets.js';
 export type { StepResult } from './step/context.js';
-export { failedRecordLog, handlePageRecord, redeliveryDelaySeconds } from './step/page-batch.js';
+export { failedRecordLog, handlePageRecord } from './step/page-batch.js';
 export { processPage } from './step/page-step.js';

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+// The document client's own class (lib-dynamodb re-exports it), taken from the small package that
+// defines it: importing lib-dynamodb here would load the whole DynamoDB client into every CLI start.
+import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 
 /**
  * JSON without rounding. `JSON.parse` turns every number into a double: a 64-bit id such as a
@@ -14,7 +16,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
  * stringifyJson({ id: new NumberValue('18446744073709551617') }); // '{"id":18446744073709551617}'
  */
 
-export { NumberValue } from '@aws-sdk/lib-dynamodb';
+export { NumberValue };
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 

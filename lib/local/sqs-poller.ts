@@ -1,12 +1,12 @@
 import {
-  ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   type Message,
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { failedRecordLog, redeliveryDelaySeconds, SimulatedCrashError } from '../engine/index.js';
+import { failedRecordLog, SimulatedCrashError } from '../engine/index.js';
 import type { HarvesterLogger } from '../observability/logger.js';
+import { redeliverLater } from '../queue/page-queue.js';
 
 /** Handles one message; throwing reports it failed (it is redelivered later). */
 export type MessageHandler = (message: {
@@ -77,14 +77,6 @@ async function settle(options: PollOptions, message: Message): Promise<void> {
       'message failed; will be redelivered',
       failedRecordLog({ body: message.Body ?? '', messageId: message.MessageId ?? '' }, error, receiveCount),
     );
-    await sqs
-      .send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl,
-          ReceiptHandle: message.ReceiptHandle,
-          VisibilityTimeout: (options.redeliveryDelay ?? redeliveryDelaySeconds)(receiveCount),
-        }),
-      )
-      .catch(() => undefined);
+    await redeliverLater(sqs, queueUrl, message.ReceiptHandle, receiveCount, options.redeliveryDelay);
   }
 }

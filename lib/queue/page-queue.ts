@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { RELIABILITY } from '../config/constants.js';
 import type { PageMessage } from './page-message.js';
 import { refusesTheMessage, sendableBody, UnsendableMessageError } from './sendable.js';
@@ -114,6 +114,45 @@ export class PageQueue {
     );
     return { via: 'schedule', name, at };
   }
+
+  /** The failure path of a received page message: see {@link redeliverLater}. */
+  redeliverLater(receiptHandle: string | undefined, receiveCount: number): Promise<void> {
+    return redeliverLater(this.sqs, this.queueUrl, receiptHandle, receiveCount);
+  }
+}
+
+/**
+ * How long a failed page message stays invisible before its next delivery: exponential in the
+ * receive count, from 10 s up to 15 minutes. Without this a failure would wait the queue's full
+ * visibility timeout (six worker timeouts), and a poison message would take hours to reach the DLQ.
+ */
+export function redeliveryDelaySeconds(receiveCount: number): number {
+  return Math.min(900, 10 * 2 ** Math.max(0, receiveCount - 1));
+}
+
+/**
+ * Leaves a received message that failed to SQS, to come back after `delay(receiveCount)`
+ * seconds; SQS counts the receives and redrives a message that keeps failing to the DLQ. The
+ * Lambda page worker and the local poller both end a failed message here. A refused visibility
+ * change is not an error of its own: the message then comes back after the queue's visibility
+ * timeout, later but not lost.
+ */
+export async function redeliverLater(
+  sqs: SQSClient,
+  queueUrl: string,
+  receiptHandle: string | undefined,
+  receiveCount: number,
+  delay: (receiveCount: number) => number = redeliveryDelaySeconds,
+): Promise<void> {
+  await sqs
+    .send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: delay(receiveCount),
+      }),
+    )
+    .catch(() => undefined);
 }
 
 /** Runs a send; a refusal of the message itself (not of the moment) becomes {@link UnsendableMessageError}. */

@@ -11,11 +11,12 @@ import { redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
+import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 
-export const DEAD_LETTER_KINDS = ['item', 'page'] as const;
-export type DeadLetterKind = (typeof DEAD_LETTER_KINDS)[number];
+export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
+export type { DeadLetterKind, DeadLetterState };
 
 /**
  * The scope a failed source page was fetched in: retry-failed fetches it again the same way
@@ -64,10 +65,6 @@ export interface DeadLetter {
   /** The last discard: kept as the audit record, also after a new failure reopens the entry. */
   readonly discard?: Discard;
 }
-
-/** Stored states besides open (open entries carry no state, so older entries read as open). */
-export const DEAD_LETTER_STATES = ['discarded'] as const;
-export type DeadLetterState = (typeof DEAD_LETTER_STATES)[number];
 
 /** Who gave up on a dead letter, when and why. */
 export interface Discard {

@@ -14,23 +14,32 @@ export class StoreError extends Error {
   }
 }
 
+/**
+ * The writer no longer owns the run or chain it writes: a newer epoch fenced it, the run was
+ * cancelled or has ended, or it is gone. A worker that meets one stops quietly and acknowledges
+ * its message; nothing it holds may be written any more. The subclasses say which.
+ */
+export class OwnershipLostError extends StoreError {
+  override readonly name: string = 'OwnershipLostError';
+}
+
 /** No run with that id. */
-export class RunNotFoundError extends StoreError {
+export class RunNotFoundError extends OwnershipLostError {
   override readonly name = 'RunNotFoundError';
 }
 
 /** The write carried an old epoch: the reaper has re-armed the run and this worker is a zombie. */
-export class RunFencedError extends StoreError {
+export class RunFencedError extends OwnershipLostError {
   override readonly name = 'RunFencedError';
 }
 
 /** The run was cancelled; the worker must stop and never resume it. */
-export class RunCancelledError extends StoreError {
+export class RunCancelledError extends OwnershipLostError {
   override readonly name = 'RunCancelledError';
 }
 
 /** The run already ended (succeeded or failed); nothing may change it any more. */
-export class RunFinishedError extends StoreError {
+export class RunFinishedError extends OwnershipLostError {
   override readonly name = 'RunFinishedError';
 }
 

@@ -1,6 +1,6 @@
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { STEP_POINTS, type StepPoint } from '../../lib/engine/index.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
+import { DEAD_LETTER_RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
 import { Rng } from './rng.js';
 
 export const CHAOS_MODES = ['full', 'incremental', 'dlq_retry', 'live'] as const;
@@ -150,7 +150,7 @@ export interface TrialPlan {
 
 /** Pages the chaos run is expected to take (an estimate for placing faults; touches may add one). */
 export function expectedPages(plan: Pick<TrialPlan, 'mode' | 'entities' | 'pageSize' | 'invalid'>): number {
-  if (plan.mode === 'dlq_retry') return Math.floor(plan.invalid / RETRY_PAGE_SIZE) + 1;
+  if (plan.mode === 'dlq_retry') return Math.floor(plan.invalid / DEAD_LETTER_RETRY_PAGE_SIZE) + 1;
   return Math.ceil(plan.entities / plan.pageSize);
 }
 

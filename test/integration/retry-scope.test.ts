@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { drainDeadMessage, processPage, startRun } from '../../lib/engine/index.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
+import { DEAD_LETTER_RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
@@ -110,7 +110,7 @@ describe('a retry-failed page that the page queue gave up on', () => {
       const after = await engine.deps.deadLetters.listAll(sourceId);
       expect(after.filter((e) => e.kind === 'page')).toEqual([]);
       expect(drained.outcome).toBe('continued');
-      const slice = before.slice(0, RETRY_PAGE_SIZE);
+      const slice = before.slice(0, DEAD_LETTER_RETRY_PAGE_SIZE);
       expect(after.map((e) => e.entryId).sort()).toEqual(before.map((e) => e.entryId).sort());
       for (const entry of slice) {
         expect(after.find((e) => e.entryId === entry.entryId)).toMatchObject({

@@ -8,14 +8,13 @@ import {
   type EngineDeps,
   processPage,
   reap,
-  redeliveryDelaySeconds,
   SimulatedCrashError,
   type StepPoint,
   startRun,
 } from '../../lib/engine/index.js';
 import { endRun } from '../../lib/engine/run/finish.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
-import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
+import { deferralSchedulePrefix, redeliveryDelaySeconds } from '../../lib/queue/page-queue.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';

@@ -9,7 +9,7 @@ import {
 } from '../../lib/config/constants.js';
 import { ConfigError, loadConfig } from '../../lib/config/env.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/connectors/http.js';
-import { RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
+import { DEAD_LETTER_RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
 import { CONFIRMATIONS_PER_SLICE } from '../../lib/engine/work/tombstone-pass.js';
 import { canonicalJson, stableHash } from '../../lib/run/hash.js';
 
@@ -49,11 +49,11 @@ describe('derived timing', () => {
   });
 
   it('sizes a retry-failed page so its waves of re-fetches fit one invocation at their worst', () => {
-    const waves = Math.ceil(RETRY_PAGE_SIZE / RETRY_CONCURRENCY);
+    const waves = Math.ceil(DEAD_LETTER_RETRY_PAGE_SIZE / RETRY_CONCURRENCY);
     expect(waves * WORST_RETRY_STRETCH_MS + STEP_OVERHEAD_MS).toBeLessThanOrEqual(
       WORKER_TIMEOUT_SECONDS * 1_000,
     );
-    expect(RETRY_PAGE_SIZE).toBeGreaterThanOrEqual(RETRY_CONCURRENCY);
+    expect(DEAD_LETTER_RETRY_PAGE_SIZE).toBeGreaterThanOrEqual(RETRY_CONCURRENCY);
   });
 
   it('sizes a tombstone slice so its waves of absence confirmations fit one invocation at their worst', () => {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { redeliveryDelaySeconds } from '../../lib/engine/index.js';
 import { dropReason } from '../../lib/engine/step/message-check.js';
 import { laterVersion } from '../../lib/engine/work/page-work.js';
 import { parseAtExpression, parseRateExpression } from '../../lib/local/schedule-firer.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
-import { atExpression, deferralScheduleName } from '../../lib/queue/page-queue.js';
+import { atExpression, deferralScheduleName, redeliveryDelaySeconds } from '../../lib/queue/page-queue.js';
 import type { SyncRun } from '../../lib/run/model.js';
 
 const message: PageMessage = { v: 1, runId: 'r1', sourceId: 's1', epoch: 2, page: 5, cursor: 'c' };

@@ -53,7 +53,7 @@ describe('the README', () => {
   it('names only CLI commands that exist', () => {
     const program = buildProgram();
     const known = new Set(commandPaths(program));
-    const used = [...text.matchAll(/npx harvester ([a-z-]+)(?: ([a-z-]+))?/g)];
+    const used = [...text.matchAll(/^(?:npx )?harvester ([a-z-]+)(?: ([a-z-]+))?/gm)];
     expect(used.length).toBeGreaterThan(5);
     for (const [, command, sub] of used) {
       expect(known, `harvester ${command}`).toContain(command);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CLASSES } from '../../retry/errors.js';
-import { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from '../../store/dead-letters.js';
+import { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from '../../store/dead-letter-kinds.js';
 import { IsoTimeSchema, pageQueryShape, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
 
 /** What `state` a listing asks for: the open entries (default) or the discarded ones. */

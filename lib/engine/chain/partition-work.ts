@@ -1,11 +1,11 @@
 import { METRIC } from '../../observability/metrics.js';
 import type { Partition, SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import { advanceLatest, lowerCeiling, partitionedWatermark, partitionsOf } from '../../run/partitions.js';
 import type { ChainCommit, ChainEnding } from '../../store/chains.js';
 import { DuplicatePageError, RunStateError } from '../../store/errors.js';
 import type { EngineDeps } from '../deps.js';
 import { finishSucceeded } from '../run/finish.js';
-import type { RunParams } from '../run/start-run.js';
 import { startingWatermark } from '../run/watermark.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { pageMessage, sendPage } from './handoff.js';
@@ -157,10 +157,7 @@ export async function startTailPass(
  */
 export async function finishPartitionedRun(deps: EngineDeps, runId: string, epoch: number): Promise<SyncRun> {
   const run = await deps.runs.require(runId);
-  const watermark = partitionedWatermark(
-    partitionsOf(run),
-    startingWatermark(run.params as unknown as RunParams),
-  );
+  const watermark = partitionedWatermark(partitionsOf(run), startingWatermark(runParams(run)));
   await finishSucceeded(deps, { ...run, epoch }, watermark);
   return run;
 }

@@ -11,7 +11,7 @@ import { endRun } from '../run/finish.js';
 import { dropReason } from '../step/message-check.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
 import { runConnector } from '../step/page-step.js';
-import { listRetrySlice } from '../work/dead-letter-retry.js';
+import { listDeadLetterSlice } from '../work/dead-letter-retry.js';
 
 export { UNKNOWN_SOURCE } from '../chain/undeliverable.js';
 
@@ -132,7 +132,7 @@ async function drainRetrySlice(
   message: PageMessage,
   reason: string,
 ): Promise<DrainResult> {
-  const slice = await listRetrySlice(deps, run, message.cursor);
+  const slice = await listDeadLetterSlice(deps, run, message.cursor);
   const cursor = slice.cursor ?? null;
   const now = deps.clock.now();
   if (!(await commitDrained(deps, run, message.page, cursor, null, slice.items.length))) {

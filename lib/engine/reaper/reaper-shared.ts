@@ -2,6 +2,7 @@ import { RELIABILITY } from '../../config/constants.js';
 import { type Connector, hasStablePosition } from '../../connectors/contract.js';
 import { runParamsHash } from '../../run/hash.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import type { SourceRecord } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
 import { endRun } from '../run/finish.js';
@@ -51,7 +52,7 @@ export function adoptedParams(
   now: SourceNow,
 ): { params: Record<string, unknown>; paramsHash: string } | undefined {
   if (!now.config) return undefined;
-  const { configMac: _previousMac, ...params } = run.params as Record<string, unknown>;
+  const { configMac: _previousMac, ...params } = runParams(run);
   return {
     params: {
       ...params,

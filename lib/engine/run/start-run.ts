@@ -2,12 +2,10 @@ import { ulid } from 'ulid';
 import { hasStablePosition } from '../../connectors/contract.js';
 import { runParamsHash } from '../../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../../run/model.js';
+import type { RunParams } from '../../run/params.js';
 import { pageMessage, sendPage } from '../chain/handoff.js';
 import type { EngineDeps } from '../deps.js';
-import type { RunParams } from './run-params.js';
 import { startingPoint, streamHash } from './watermark.js';
-
-export type { RunParams };
 
 /** A request to start a run. */
 export interface StartRunInput {

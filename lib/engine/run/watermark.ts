@@ -1,9 +1,9 @@
 import { type Connector, hasStablePosition } from '../../connectors/contract.js';
 import { stableHash } from '../../run/hash.js';
 import type { RunMode, SyncRun } from '../../run/model.js';
+import { type RunParams, runParams } from '../../run/params.js';
 import type { SourceRecord, SourceWatermark } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
-import type { RunParams } from './run-params.js';
 
 /**
  * Watermark rules.
@@ -104,7 +104,7 @@ export function finalWatermark(
   watermark: string | null,
 ): SourceWatermark | null {
   if (watermark === null || (run.mode !== 'incremental' && run.mode !== 'full')) return null;
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   if (params.connector === undefined || params.config === undefined) return null;
   const connector = deps.connectors.get(params.connector);
   const config = connector.configSchema.safeParse(params.config);

@@ -3,15 +3,8 @@ import type { HarvesterLogger } from '../../observability/logger.js';
 import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import type { Partition, SyncRun } from '../../run/model.js';
-import {
-  RunCancelledError,
-  RunFencedError,
-  RunFinishedError,
-  RunNotFoundError,
-  type StoreError,
-} from '../../store/errors.js';
+import type { RunParams } from '../../run/params.js';
 import type { EngineDeps, StepPoint } from '../deps.js';
-import type { RunParams } from '../run/start-run.js';
 import type { Heartbeat } from './heartbeat.js';
 
 /*
@@ -49,16 +42,6 @@ export interface StepContext {
   checkpointHook(point: StepPoint): Promise<void>;
   /** Throws the heartbeat's refusal (fenced, cancelled) if a beat learned the run is no longer ours. */
   ensureOwned(): void;
-}
-
-/** Errors that mean "this worker no longer owns the run": stop quietly, acknowledge the message. */
-export function isOwnershipLoss(error: unknown): error is StoreError {
-  return (
-    error instanceof RunFencedError ||
-    error instanceof RunCancelledError ||
-    error instanceof RunFinishedError ||
-    error instanceof RunNotFoundError
-  );
 }
 
 /** A commit refused because another delivery of the same page committed it first: drop this copy. */

@@ -1,4 +1,4 @@
-import { RunCancelledError, RunFencedError, RunFinishedError, RunNotFoundError } from '../../store/errors.js';
+import { OwnershipLostError } from '../../store/errors.js';
 import type { EngineDeps } from '../deps.js';
 
 /** A running heartbeat; {@link Heartbeat.signal} aborts when the run is lost to this worker. */
@@ -34,12 +34,7 @@ export function startHeartbeat(
     try {
       await deps.chains.heartbeat({ runId, partition }, epoch, deps.clock.now());
     } catch (error) {
-      if (
-        error instanceof RunFencedError ||
-        error instanceof RunCancelledError ||
-        error instanceof RunFinishedError ||
-        error instanceof RunNotFoundError
-      ) {
+      if (error instanceof OwnershipLostError) {
         reason = error;
         controller.abort(error);
         deps.logger.warn('heartbeat refused; stopping', { runId, epoch, reason: error.name });

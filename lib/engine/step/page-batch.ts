@@ -35,15 +35,6 @@ export async function handlePageRecord(
   return processPage(deps, message);
 }
 
-/**
- * How long a failed page message stays invisible before its next delivery: exponential in the
- * receive count, from 10 s up to 15 minutes. Without this a failure would wait the queue's full
- * visibility timeout (six worker timeouts), and a poison message would take hours to reach the DLQ.
- */
-export function redeliveryDelaySeconds(receiveCount: number): number {
-  return Math.min(900, 10 * 2 ** Math.max(0, receiveCount - 1));
-}
-
 /** `error` and its causes as one line: `RunStateError: … ← ConditionalCheckFailedException: …`. */
 export function causeChain(error: unknown): string {
   const parts: string[] = [];

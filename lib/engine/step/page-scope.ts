@@ -1,7 +1,7 @@
 import type { TimeWindow } from '../../connectors/contract.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import type { PageScope } from '../../store/dead-letters.js';
-import type { RunParams } from '../run/start-run.js';
 
 /**
  * What a failed page needs to be fetched again exactly as it failed: the mode, the
@@ -11,7 +11,7 @@ import type { RunParams } from '../run/start-run.js';
  * @param since - the `since` the page was fetched with (the step's effective one when known).
  */
 export function pageScope(run: SyncRun, since?: string | null, window?: TimeWindow): PageScope {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   return {
     mode: run.mode,
     since: since === undefined ? (params.since ?? null) : since,

@@ -5,21 +5,26 @@ import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import { chainAt } from '../../run/chains.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import { partitionOf } from '../../run/partitions.js';
 import { lastProgressAt } from '../../run/silence.js';
-import { DuplicatePageError, PageOutOfOrderError, RunStateError } from '../../store/errors.js';
+import {
+  DuplicatePageError,
+  OwnershipLostError,
+  PageOutOfOrderError,
+  RunStateError,
+} from '../../store/errors.js';
 import { failUnavailable } from '../chain/deferral.js';
 import { resendExpectedPage } from '../chain/handoff.js';
 import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from '../run/finish.js';
-import type { RunParams } from '../run/start-run.js';
-import { retryFailedPage } from '../work/dead-letter-retry.js';
+import { retryDeadLetterPage } from '../work/dead-letter-retry.js';
 import { fetchAndLoad } from '../work/page-work.js';
 import { isTombstoneSlice } from '../work/tombstone-cursor.js';
 import { tombstonePage } from '../work/tombstone-pass.js';
-import { isOwnershipLoss, type StepContext, type StepResult } from './context.js';
+import type { StepContext, StepResult } from './context.js';
 import { startHeartbeat } from './heartbeat.js';
 import { dropReason } from './message-check.js';
 
@@ -70,7 +75,8 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     if (early) return early;
     return await processOwnedPage(deps, run, message, log);
   } catch (error) {
-    if (isOwnershipLoss(error)) {
+    // Fenced, cancelled, finished or gone: the run is no longer this worker's.
+    if (error instanceof OwnershipLostError) {
       deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });
       log.info('worker no longer owns the run; stopping', { reason: error.name });
       return { outcome: 'stopped', reason: error.name };
@@ -184,7 +190,7 @@ async function processOwnedPage(
   const context: StepContext = {
     deps,
     run,
-    params: run.params as unknown as RunParams,
+    params: runParams(run),
     message,
     partition: partitionOf(run, message.partition),
     connector,
@@ -207,7 +213,7 @@ async function processOwnedPage(
   };
   try {
     await context.checkpointHook('beforeFetch');
-    if (run.mode === 'dlq_retry') return await retryFailedPage(context);
+    if (run.mode === 'dlq_retry') return await retryDeadLetterPage(context);
     if (isTombstoneSlice(message.cursor)) return await tombstonePage(context);
     if (wantsPartitions(context)) return await planPartitions(context);
     return await fetchAndLoad(context);
@@ -224,7 +230,7 @@ export async function runConnector(
   deps: EngineDeps,
   run: SyncRun,
 ): Promise<{ connectorName: string; rawConfig: unknown; configMac: string | null }> {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   if (params.connector && params.config)
     return { connectorName: params.connector, rawConfig: params.config, configMac: params.configMac ?? null };
   const source = await deps.sources.require(run.sourceId);

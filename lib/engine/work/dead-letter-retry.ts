@@ -5,18 +5,21 @@ import { secretReferences } from '../../connectors/secret-binding.js';
 import { isUnidentified, unidentifiedRef } from '../../connectors/unidentified.js';
 import type { RetryOutcome } from '../../retry/outcome.js';
 import type { SyncRun } from '../../run/model.js';
+import { runParams } from '../../run/params.js';
 import type { DeadLetter, PageScope } from '../../store/dead-letters.js';
 import type { Page } from '../../store/paging.js';
 import { deferPage } from '../chain/deferral.js';
 import type { EngineDeps } from '../deps.js';
-import type { RunParams } from '../run/start-run.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { cursorOfRef } from '../step/page-scope.js';
 import { fetchById } from './fetch-by-id.js';
 import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
 
-/** Dead letters a retry-failed page takes: as many waves of re-fetches as fit one invocation at their worst. */
-export const RETRY_PAGE_SIZE = FETCHES_BY_ID_PER_STEP;
+/**
+ * Dead letters one page of a dead-letter retry run takes: as many waves of re-fetches as fit one
+ * invocation at their worst.
+ */
+export const DEAD_LETTER_RETRY_PAGE_SIZE = FETCHES_BY_ID_PER_STEP;
 
 type EntryOutcome =
   | { readonly kind: 'resolved'; readonly entities: Entity[] }
@@ -31,17 +34,18 @@ type EntryOutcome =
   | { readonly kind: 'defer'; readonly untilMs: number; readonly reason: string };
 
 /**
- * The dead letters one retry-failed page takes from `cursor`: those open when the run started,
- * {@link RETRY_PAGE_SIZE} at a time. The page step and the page-DLQ drain list the same slice.
+ * The dead letters one page of a dead-letter retry run takes from `cursor`: those open when the
+ * run started, {@link DEAD_LETTER_RETRY_PAGE_SIZE} at a time. The page step and the page-DLQ drain
+ * list the same slice.
  */
-export function listRetrySlice(
+export function listDeadLetterSlice(
   deps: EngineDeps,
   run: SyncRun,
   cursor: string | null,
 ): Promise<Page<DeadLetter>> {
-  const params = run.params as Partial<RunParams>;
+  const params = runParams(run);
   return deps.deadLetters.list(run.sourceId, {
-    limit: RETRY_PAGE_SIZE,
+    limit: DEAD_LETTER_RETRY_PAGE_SIZE,
     cursor,
     failedBefore: params.deadLettersBefore ?? run.createdAt,
   });
@@ -53,11 +57,13 @@ export function listRetrySlice(
  * dead_letters, failing ones stay with one more attempt and the new error. The cursor walks the
  * dead_letters table itself, so the run needs no snapshot and never moves a source cursor.
  */
-export async function retryFailedPage(context: StepContext): Promise<StepResult> {
+export async function retryDeadLetterPage(context: StepContext): Promise<StepResult> {
   const { deps, run, message } = context;
-  const slice = await listRetrySlice(deps, run, message.cursor);
+  const slice = await listDeadLetterSlice(deps, run, message.cursor);
   const limit = pLimit(RETRY_CONCURRENCY);
-  const outcomes = await Promise.all(slice.items.map((entry) => limit(() => retryEntry(context, entry))));
+  const outcomes = await Promise.all(
+    slice.items.map((entry) => limit(() => retryDeadLetter(context, entry))),
+  );
   context.ensureOwned();
   const firstDeferred = outcomes.findIndex((o) => o.kind === 'defer');
   const deferral = outcomes[firstDeferred];
@@ -194,7 +200,7 @@ async function scopeProblem(context: StepContext, scope: PageScope): Promise<str
   return context.deps.trust.configProblem(context.run.sourceId, connector, scope.config, scope.configMac);
 }
 
-async function retryEntry(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
+async function retryDeadLetter(context: StepContext, entry: DeadLetter): Promise<EntryOutcome> {
   return entry.kind === 'item' ? retryItem(context, entry) : retryPage(context, entry);
 }
 

@@ -1,3 +1,5 @@
+import type { SyncRun } from './model.js';
+
 /** The parameters a run records at its start, which stay fixed for its whole life. */
 export interface RunParams extends Record<string, unknown> {
   /** Incremental runs: the source watermark when the run started, moved back by the lookback. */
@@ -25,4 +27,15 @@ export interface RunParams extends Record<string, unknown> {
   readonly deadLettersBefore?: number;
   /** Most partitions the run may be split into, when the start asked for a bound. */
   readonly partitions?: number;
+}
+
+/**
+ * A run's params as the model reads them. Only the start (`startRun` in the engine) writes them,
+ * and a restart that adopts a reconfigured source rewrites them from the same fields; the store
+ * keeps them as an open record, and this is the one place that reads that record as
+ * {@link RunParams}. Fields added since a run started are absent from its record, which is why
+ * all but the first ones are optional.
+ */
+export function runParams(run: Pick<SyncRun, 'params'>): RunParams {
+  return run.params as RunParams;
 }
