@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { oas31 } from 'zod-openapi';
 import {
   createDocument,
@@ -6,6 +6,7 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
+import { configJsonSchema } from '../connectors/config-docs.js';
 import { CONNECTORS } from '../connectors/registry.js';
 import { ProblemSchema } from './problems.js';
 import type { Route } from './route.js';
@@ -99,7 +100,7 @@ export function buildOpenApiDocument(
   // transform values, which zod-openapi refuses to render for responses.
   const connectorSchemas = Object.fromEntries(
     Object.entries(CONNECTORS).map(([name, connector]) => {
-      const { $schema: _dialect, ...schema } = z.toJSONSchema(connector.configSchema, { io: 'input' });
+      const schema = configJsonSchema(connector.configSchema);
       return [
         connectorConfigId(name),
         { ...schema, description: `Config of the ${name} connector` } as oas31.SchemaObject,

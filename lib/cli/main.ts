@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client.js';
+import { registerConnectorCommands } from './commands/connectors.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerEventCommands } from './commands/events.js';
@@ -54,6 +55,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
       ),
     );
   registerSourceCommands(program, io);
+  registerConnectorCommands(program, io);
   registerSecretCommands(program, io);
   registerRunCommands(program, io);
   registerDlqCommands(program, io);

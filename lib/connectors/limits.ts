@@ -33,14 +33,18 @@ const count = (min: number, max: number) =>
 
 /** The `limits` field of a connector config: every value optional, within its ceiling. */
 export const sourceLimitsSchema = z.strictObject({
-  /** Decompressed bytes of one response. Default 16 MiB, at most 32 MiB. */
-  maxBodyBytes: count(1_024, SOURCE_LIMITS.bodyBytes.ceiling).optional(),
-  /** Records in one page. Default 4 × the page size, at most 10,000. */
-  maxRecordsPerPage: count(1, SOURCE_LIMITS.recordsPerPage.ceiling).optional(),
-  /** Characters of a cursor token the source returns. Default 2,048, at most 8,192. */
-  maxCursorLength: count(16, SOURCE_LIMITS.cursorChars.ceiling).optional(),
-  /** Characters of a next-page URL the source returns. Default 4,096, at most 8,192. */
-  maxNextUrlLength: count(64, SOURCE_LIMITS.nextUrlChars.ceiling).optional(),
+  maxBodyBytes: count(1_024, SOURCE_LIMITS.bodyBytes.ceiling)
+    .optional()
+    .meta({ description: 'Decompressed bytes of one response. Default 16 MiB, at most 32 MiB.' }),
+  maxRecordsPerPage: count(1, SOURCE_LIMITS.recordsPerPage.ceiling)
+    .optional()
+    .meta({ description: 'Records in one page. Default 4 × the page size, at most 10,000.' }),
+  maxCursorLength: count(16, SOURCE_LIMITS.cursorChars.ceiling)
+    .optional()
+    .meta({ description: 'Characters of a cursor token the source returns. Default 2,048, at most 8,192.' }),
+  maxNextUrlLength: count(64, SOURCE_LIMITS.nextUrlChars.ceiling)
+    .optional()
+    .meta({ description: 'Characters of a next-page URL the source returns. Default 4,096, at most 8,192.' }),
 });
 
 /** A source's `limits` as configured (every field optional). */

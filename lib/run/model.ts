@@ -67,6 +67,8 @@ export interface Handoff {
   readonly at: number;
   /** Epoch milliseconds when the send was confirmed; null while it may have been lost. */
   readonly sentAt: number | null;
+  /** Set when the worker that handed the page over saw its send fail: a redelivery re-sends it. */
+  readonly failedAt?: number;
 }
 
 export interface Progress {
@@ -122,6 +124,12 @@ export interface SyncRun {
   /** Set when the run ended, until its outcome event is confirmed published (the outbox). */
   readonly outboxAt: number | null;
   readonly restarts: number;
+  /**
+   * Whether the run's source may hold open item dead letters: its source had some when the run
+   * started, or the run filed one. Only then does a page look for entries its loads resolve.
+   * Undefined for a run stored before the flag existed: assumed so.
+   */
+  readonly itemDeadLetters?: boolean;
   readonly resume: ResumeRecord;
   readonly failure: RunFailure | null;
   readonly createdAt: number;

@@ -67,7 +67,7 @@ export function commitWrites(
     ...(tombstoned > 0 ? ['tombstoned = tombstoned + :tombstoned'] : []),
     ...(gone > 0 ? ['gone = gone + :gone'] : []),
     ...(c.keyset ? ['ceiling = :ceiling, latest = :latest, latestIds = :latestIds'] : []),
-    // The successor is due from this instant; the worker confirms its send right after.
+    // The successor is due from this instant; the next worker's claim ends the handoff.
     ...(ending === undefined ? ['handoff = :handoff'] : ['chainState = :ending']),
   ];
   const chain: TransactItem = {

@@ -9,6 +9,7 @@ import { type ChainCommit, commitWrites, type PlannedChains, planWrites } from '
 import { CHAIN_LIVE, type ChainRef, chainKey, chainName, type StoredChain, toChain } from './chain-item.js';
 import { isConditionFailure, type StoreError, transactionReasons } from './errors.js';
 import { type Expected, explainRefusal } from './refusals.js';
+import { refusedItem } from './refused-item.js';
 import type { SyncRunStore } from './sync-runs.js';
 
 export type { ChainCommit, ChainEnding, PlannedChains } from './chain-commit.js';
@@ -43,18 +44,42 @@ export class ChainStore {
   /**
    * The heartbeat a worker sends before it starts work on a page: proof of life from the first
    * millisecond, and the end of the page's handoff (from now on silence means this worker died).
-   * Conditioned on the page too, so a duplicate delivery learns it is late before fetching.
+   * Conditioned on the page too, so a duplicate delivery learns it is late before fetching. The
+   * same write reads the chain (`ALL_NEW`), so a page step never reads its chain separately; a
+   * refusal is explained from the chain as it was (`ALL_OLD`), reading the run only when the
+   * chain says the run moved on (fenced, ended, cancelled) or is missing.
    */
-  async claim(ref: ChainRef, epoch: number, page: number, now: number): Promise<void> {
-    await this.update(
-      ref,
-      { epoch, page },
-      {
-        UpdateExpression: 'SET heartbeatAt = :now REMOVE handoff',
-        ConditionExpression: `${CHAIN_LIVE} AND chainState = :running AND nextPage = :page`,
-        ExpressionAttributeValues: { ':epoch': epoch, ':running': 'running', ':page': page, ':now': now },
-      },
-    );
+  async claim(ref: ChainRef, epoch: number, page: number, now: number): Promise<StoredChain> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.runs.tableName,
+          Key: chainKey(ref),
+          UpdateExpression: 'SET heartbeatAt = :now REMOVE handoff',
+          ConditionExpression: `${CHAIN_LIVE} AND chainState = :running AND nextPage = :page`,
+          ExpressionAttributeValues: { ':epoch': epoch, ':running': 'running', ':page': page, ':now': now },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return toChain(Attributes as Record<string, unknown>);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const old = refusedItem(error);
+      const chain = old ? toChain(old) : undefined;
+      // A live chain at the claimer's epoch: the run runs at that epoch (a fence moves every
+      // chain, an end marks every chain, in the same transaction), so the page alone is at issue.
+      if (chain && chain.epoch === epoch && !chain.ended) {
+        // A chain read to its end (done, or an idle window) has no page due: any page is late.
+        const position = chain.state === 'running' ? chain : { ...chain, state: 'done' as const };
+        const run = { state: 'running' as const, epoch, nextPage: chain.nextPage };
+        throw explainRefusal(ref.runId, run, { epoch, page }, error, {
+          name: chainName(ref.partition),
+          position,
+        });
+      }
+      throw await this.explainRefusal(ref, { epoch, page }, error);
+    }
   }
 
   /** Proof of life from the worker holding a page of the chain at `epoch`. */
@@ -77,6 +102,20 @@ export class ChainStore {
   async confirmSent(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
     return this.tryUpdate(ref, {
       UpdateExpression: 'SET handoff.sentAt = :now',
+      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
+      ExpressionAttributeNames: { '#page': 'page' },
+      ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },
+    });
+  }
+
+  /**
+   * Notes that the send of the handed-over page failed (its worker saw the error), so the
+   * redelivery of the page that handed it over sends it again rather than waiting for the reaper.
+   * False when the handoff is no longer this one.
+   */
+  async noteSendFailed(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET handoff.failedAt = :now',
       ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
       ExpressionAttributeNames: { '#page': 'page' },
       ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },

@@ -259,15 +259,8 @@ export class DeadLetterStore {
     }
   }
 
-  /**
-   * Resolves the open item entries of entities that were just loaded: a later run that stores
-   * an entity proves its old failure is over, so the entry leaves dead_letters (
-   * dead letters are what is still wrong). A source with no open item entry costs one keys-only
-   * read of one key; otherwise one batch read for the page's ids, and a delete per match,
-   * conditional on the entry not having failed again since `loadedAt`. Returns the ids resolved.
-   */
-  async resolveLoaded(sourceId: string, entityIds: readonly string[], loadedAt: number): Promise<string[]> {
-    if (entityIds.length === 0) return [];
+  /** Whether the source has an open item entry: one keys-only read of at most one key. */
+  async hasOpenItems(sourceId: string): Promise<boolean> {
     const probe = await this.doc.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -277,7 +270,19 @@ export class DeadLetterStore {
         Limit: 1,
       }),
     );
-    if ((probe.Items ?? []).length === 0) return [];
+    return (probe.Items ?? []).length > 0;
+  }
+
+  /**
+   * Resolves the open item entries of entities that were just loaded: a later run that stores
+   * an entity proves its old failure is over, so the entry leaves dead_letters (
+   * dead letters are what is still wrong). A source with no open item entry costs one keys-only
+   * read of one key; otherwise one batch read for the page's ids, and a delete per match,
+   * conditional on the entry not having failed again since `loadedAt`. Returns the ids resolved.
+   */
+  async resolveLoaded(sourceId: string, entityIds: readonly string[], loadedAt: number): Promise<string[]> {
+    if (entityIds.length === 0) return [];
+    if (!(await this.hasOpenItems(sourceId))) return [];
     const open = new Set<string>();
     const ids = [...new Set(entityIds.map((id) => deadLetterEntryId('item', id)))];
     for (let i = 0; i < ids.length; i += 100) {

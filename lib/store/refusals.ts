@@ -25,7 +25,7 @@ export interface Expected {
  */
 export function explainRefusal(
   runId: string,
-  run: SyncRun | undefined,
+  run: Pick<SyncRun, 'state' | 'epoch' | 'nextPage'> | undefined,
   expected: Expected,
   cause: unknown,
   chain?: { readonly name: string; readonly position: StoredChain | undefined },

@@ -67,6 +67,7 @@ function runLevel(item: Record<string, unknown>) {
     epoch: item.epoch as number,
     outboxAt: (item.outboxAt ?? null) as number | null,
     restarts: (item.restarts ?? 0) as number,
+    ...(typeof item.itemDeadLetters === 'boolean' ? { itemDeadLetters: item.itemDeadLetters } : {}),
     resume: item.resume as ResumeRecord,
     failure: (item.failure ?? null) as RunFailure | null,
     createdAt: item.createdAt as number,

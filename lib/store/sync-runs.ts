@@ -17,8 +17,8 @@ import {
   type RunTrigger,
   type SyncRun,
 } from '../run/model.js';
-import { chainKey, newChainItem } from './chain-item.js';
-import { chainRefsOfItem, withChains } from './chain-reads.js';
+import { chainKey, newChainItem, type StoredChain } from './chain-item.js';
+import { chainRefsOfItem, readChains, withChains } from './chain-reads.js';
 import {
   isConditionFailure,
   RunExistsError,
@@ -55,6 +55,8 @@ export interface NewRun {
   readonly resume: ResumeRecord;
   /** Who started it; default `api`. */
   readonly trigger?: RunTrigger;
+  /** Whether the source had open item dead letters when the run started (see `SyncRun.itemDeadLetters`). */
+  readonly itemDeadLetters?: boolean;
   readonly now: number;
 }
 
@@ -118,6 +120,7 @@ export class SyncRunStore {
       createdAt: run.now,
       updatedAt: run.now,
       activeShard: activeShardOf(run.runId),
+      ...(run.itemDeadLetters !== undefined ? { itemDeadLetters: run.itemDeadLetters } : {}),
     };
     return [
       { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(runId)' } },
@@ -134,11 +137,56 @@ export class SyncRunStore {
     return Item ? (await withChains(this.doc, this.tableName, [Item]))[0] : undefined;
   }
 
+  /**
+   * The run item alone, read strongly consistent, as the model without its chains (`nextPage`,
+   * `checkpoint`, `handoff` and the open chains' counts are not in it): what a page step knows
+   * before its claim reads its chain. Undefined when there is no such run.
+   */
+  async head(runId: string): Promise<{ run: SyncRun; item: Record<string, unknown> } | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { runId }, ConsistentRead: true }),
+    );
+    return Item ? { run: toSyncRun(Item), item: Item } : undefined;
+  }
+
+  /**
+   * The run from its item and one of its chains just read by a write (a page step's claim): only
+   * the run's other chains, if it has any, are read.
+   */
+  async withChain(item: Record<string, unknown>, chain: StoredChain): Promise<SyncRun> {
+    const others = chainRefsOfItem(item).filter((ref) => ref.partition !== chain.partition);
+    if (others.length === 0) return toSyncRun(item, [chain]);
+    const read = (await readChains(this.doc, this.tableName, others)).get(item.runId as string) ?? [];
+    return toSyncRun(item, [chain, ...read]);
+  }
+
   /** The run, or {@link RunNotFoundError}. */
   async require(runId: string): Promise<SyncRun> {
     const run = await this.get(runId);
     if (!run) throw new RunNotFoundError(`run ${runId} not found`, { runId });
     return run;
+  }
+
+  /**
+   * Notes that the run filed an item dead letter, before it files it: from then on its pages look
+   * for the entries their loads resolve. Unconditional on the epoch (a fenced worker's entry is
+   * filed all the same); true is never taken back.
+   */
+  async markItemDeadLetters(runId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'SET itemDeadLetters = :yes',
+          ConditionExpression: 'attribute_exists(runId)',
+          ExpressionAttributeValues: { ':yes': true },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw new RunNotFoundError(`run ${runId} not found`, { runId });
+    }
   }
 
   /** queued → running, by the worker that takes page 1 at the run's current epoch. */

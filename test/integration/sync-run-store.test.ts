@@ -11,6 +11,7 @@ import {
   RunCancelledError,
   RunFencedError,
   RunFinishedError,
+  RunNotFoundError,
   RunStateError,
   SourceBusyError,
 } from '../../lib/store/errors.js';
@@ -206,6 +207,33 @@ describe.each(KINDS)('$kind', ({ partitions, prepare, position }) => {
 
       expect(position(await runs.require(run.runId)).handoff).toBeNull();
       await expect(chains.claim(ref, 1, 1, T0 + 11)).rejects.toBeInstanceOf(DuplicatePageError);
+    });
+
+    it('claim returns the chain as it left it, and explains a refusal from the chain it found', async () => {
+      const { ref } = await withCheckpoint();
+
+      const claimed = await chains.claim(ref, 1, 2, T0 + 10);
+
+      expect(claimed).toMatchObject({ epoch: 1, nextPage: 2, handoff: null, heartbeatAt: T0 + 10, pages: 1 });
+      expect(claimed.checkpoint).toMatchObject({ cursor: 'cursor-2', page: 1 });
+      await expect(chains.claim(ref, 1, 3, T0 + 11)).rejects.toBeInstanceOf(PageOutOfOrderError);
+      await expect(chains.claim(ref, 2, 2, T0 + 11)).rejects.toBeInstanceOf(RunFencedError);
+    });
+
+    it('noteSendFailed marks the current handoff only', async () => {
+      const { run, ref } = await withCheckpoint();
+
+      expect(await chains.noteSendFailed(ref, 1, 1, T0 + 10)).toBe(false);
+      expect(await chains.noteSendFailed(ref, 2, 2, T0 + 10)).toBe(false);
+      expect(await chains.noteSendFailed(ref, 1, 2, T0 + 10)).toBe(true);
+      expect(position(await runs.require(run.runId)).handoff).toEqual({
+        page: 2,
+        at: T0 + 2,
+        sentAt: null,
+        failedAt: T0 + 10,
+      });
+      await chains.claim(ref, 1, 2, T0 + 11);
+      expect(await chains.noteSendFailed(ref, 1, 2, T0 + 12)).toBe(false);
     });
 
     it('confirmSent confirms the current handoff only', async () => {
@@ -565,5 +593,17 @@ describe('listSilent', () => {
 
     expect(found).toContain(silent.runId);
     expect(await runs.listSilent(T0)).not.toContainEqual(expect.objectContaining({ runId: silent.runId }));
+  });
+});
+
+describe('the item dead-letter flag', () => {
+  it('is set on the run, and refused for a run that does not exist', async () => {
+    const run = await queuedRun();
+    expect(run.itemDeadLetters).toBeUndefined();
+
+    await runs.markItemDeadLetters(run.runId);
+
+    expect((await runs.require(run.runId)).itemDeadLetters).toBe(true);
+    await expect(runs.markItemDeadLetters(ulid())).rejects.toBeInstanceOf(RunNotFoundError);
   });
 });

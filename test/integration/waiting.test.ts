@@ -119,14 +119,25 @@ describe('a backlogged queue', () => {
     clock.advance(5 * 60_000);
     const second = await reap(engine.deps);
 
-    expect(second.actions.map((a) => a.runId)).not.toContain(runId);
+    // A commit's successor carries no send confirmation: the reaper cannot tell it from a lost
+    // send, so it sends it once more (same epoch, confirmed) and reports the run waiting.
+    expect(second.actions.filter((a) => a.runId === runId)).toEqual([
+      { runId, verdict: 'send_unconfirmed', action: 'resend' },
+    ]);
     expect(second.waiting).toContainEqual({ runId, since: expect.any(Number) });
     const run = await engine.deps.runs.require(runId);
     expect(run).toMatchObject({ state: 'running', epoch: 1, restarts: 0, nextPage: 2 });
     expect(run.handoff).toMatchObject({ page: 2, sentAt: expect.any(Number) });
-    const page2 = await takeOne(runId);
+    // Five more minutes: the confirmed re-send waits, sent no third time.
+    clock.advance(5 * 60_000);
+    const third = await reap(engine.deps);
+    expect(third.actions.map((a) => a.runId)).not.toContain(runId);
+    expect(third.waiting).toContainEqual({ runId, since: expect.any(Number) });
+    const [page2, copy] = await take(runId);
     expect(page2).toMatchObject({ epoch: 1, page: 2 });
-    expect(await processPage(engine.deps, page2)).toEqual({ outcome: 'committed', next: 'enqueued' });
+    expect(copy).toEqual(page2);
+    expect(await processPage(engine.deps, page2!)).toEqual({ outcome: 'committed', next: 'enqueued' });
+    expect(await processPage(engine.deps, copy!)).toEqual({ outcome: 'dropped', reason: 'duplicate_page' });
   });
 
   it('still fences a run whose worker took its page and then went silent', async () => {

@@ -15,37 +15,60 @@ export const MAX_JSON_BODY_BYTES = 256 * 1_024;
  * @example
  * { bucket: 'acme-exports', prefix: 'orders/', jsonBodies: { maxBytes: 65536 } }
  */
-export const s3ObjectsConfigSchema = z.strictObject({
-  /** The bucket. The worker's role may only read the buckets the stack allows (`sourceBuckets`). */
-  bucket: z
-    .string()
-    .regex(BUCKET, 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)')
-    .refine((name) => !name.includes('..'), 'must be an S3 bucket name (no two adjacent dots)'),
-  /** Only keys starting with this prefix are entities (`orders/`). Default: the whole bucket. */
-  prefix: z.string().max(1_024).default(''),
-  /** The bucket's region when it is not the stack's. Default: the stack's region. */
-  region: z.string().regex(REGION, 'must be an AWS region such as eu-west-1').optional(),
-  /** Keys listed per page (`MaxKeys`), 1–1000. Default 1000, S3's own maximum. */
-  pageSize: z.number().int('must be a whole number').min(1).max(1_000).default(1_000),
-  /**
-   * Also store the body of small JSON objects (parsed, under `data.body`). Objects whose key ends
-   * in `suffix` (default `.json`) and whose size is at most `maxBytes` (default 64 KiB, at most
-   * 256 KiB) are read with GetObject; other objects keep metadata only. A body that is not JSON is
-   * an invalid record (a dead letter naming the key). Default: metadata only, no GetObject at all.
-   */
-  jsonBodies: z
-    .strictObject({
-      maxBytes: z.number().int('must be a whole number').min(1).max(MAX_JSON_BODY_BYTES).default(65_536),
-      suffix: z.string().max(64).default('.json'),
-    })
-    .optional(),
-  /**
-   * Seconds subtracted from the listing's start to make the watermark (see the module docs):
-   * covers clock skew between Harvester and S3 and uploads that began before the listing
-   * (S3 stamps a multipart upload with its start). 0–86400, default 900 (15 minutes).
-   */
-  clockSkewMarginSeconds: z.number().int('must be a whole number').min(0).max(86_400).default(900),
-});
+export const s3ObjectsConfigSchema = z
+  .strictObject({
+    bucket: z
+      .string()
+      .regex(BUCKET, 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)')
+      .refine((name) => !name.includes('..'), 'must be an S3 bucket name (no two adjacent dots)')
+      .meta({
+        description:
+          "The bucket. The worker's role may only read the buckets the stack allows (`sourceBuckets`).",
+      }),
+    prefix: z.string().max(1_024).default('').meta({
+      description: 'Only keys starting with this prefix are entities (`orders/`). Default: the whole bucket.',
+    }),
+    region: z
+      .string()
+      .regex(REGION, 'must be an AWS region such as eu-west-1')
+      .optional()
+      .meta({ description: "The bucket's region when it is not the stack's. Default: the stack's region." }),
+    pageSize: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(1_000)
+      .default(1_000)
+      .meta({ description: "Keys listed per page (`MaxKeys`), 1–1000. Default 1000, S3's own maximum." }),
+    jsonBodies: z
+      .strictObject({
+        maxBytes: z
+          .number()
+          .int('must be a whole number')
+          .min(1)
+          .max(MAX_JSON_BODY_BYTES)
+          .default(65_536)
+          .meta({
+            description:
+              'Largest object whose body is read, in bytes. Default 65,536 (64 KiB), at most 262,144.',
+          }),
+        suffix: z
+          .string()
+          .max(64)
+          .default('.json')
+          .meta({ description: 'Key suffix of the objects whose body is read. Default `.json`.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'Also store the body of small JSON objects (parsed, under `data.body`). Objects whose key ends in `suffix` (default `.json`) and whose size is at most `maxBytes` (default 64 KiB, at most 256 KiB) are read with GetObject; other objects keep metadata only. A body that is not JSON is an invalid record (a dead letter naming the key). Default: metadata only, no GetObject at all.',
+      }),
+    clockSkewMarginSeconds: z.number().int('must be a whole number').min(0).max(86_400).default(900).meta({
+      description:
+        "Seconds subtracted from the listing's start to make the watermark (see the module docs): covers clock skew between Harvester and S3 and uploads that began before the listing (S3 stamps a multipart upload with its start). 0–86400, default 900 (15 minutes).",
+    }),
+  })
+  .meta({ examples: [{ bucket: 'acme-exports', prefix: 'orders/', jsonBodies: { maxBytes: 65536 } }] });
 
 /** The parsed config, defaults applied. */
 export type S3ObjectsConfig = z.output<typeof s3ObjectsConfigSchema>;

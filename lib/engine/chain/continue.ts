@@ -1,7 +1,7 @@
 import type { SyncRun } from '../../run/model.js';
 import type { EngineDeps } from '../deps.js';
 import { failOverBudget, finishSucceeded } from '../run/finish.js';
-import { pageMessage, sendPage } from './handoff.js';
+import { handOver, pageMessage } from './handoff.js';
 
 /**
  * What follows the commit of page `page` of the run's own chain, whoever committed it (the page
@@ -25,6 +25,6 @@ export async function continueRun(
     await failOverBudget(deps, run);
     return 'over_budget';
   }
-  await sendPage(deps, pageMessage(run, page + 1, cursor));
+  await handOver(deps, pageMessage(run, page + 1, cursor));
   return 'enqueued';
 }

@@ -3,14 +3,18 @@ import type { PageMessage } from '../../queue/page-message.js';
 import { chainAt, nextCursor } from '../../run/chains.js';
 import type { SyncRun } from '../../run/model.js';
 import type { EngineDeps } from '../deps.js';
-import { deliverOrFail } from './undeliverable.js';
+import { deliverOrFail, PageUndeliverableError } from './undeliverable.js';
 
 /*
  * Handing a page to the queue. The write that makes a page due (creation, commit,
- * deferral, fence) records it as handed over; the send is confirmed right after it succeeds; the
- * worker that takes the page clears the handoff with its first heartbeat. A handoff whose send
- * was never confirmed is a successor that may have been lost between commit and send: it is
- * sent again at the same epoch, never restarted.
+ * deferral, fence) records it as handed over; the worker that takes the page clears the handoff
+ * with its claim. A page commit's successor is sent without a confirmation write: on a healthy
+ * queue the next claim ends the handoff milliseconds later, so a confirmation would be a write per
+ * page that says nothing the claim does not. The rarer handoffs (run start, fence, re-send,
+ * deferral, tail pass) confirm their send. A handoff still unclaimed and unconfirmed once the run
+ * is silent is a successor that may have been lost between commit and send, or one waiting in a
+ * backlogged queue: the reaper sends it again once, at the same epoch, and confirms that send
+ * (see docs/reliability.md); never a restart.
  */
 
 /**
@@ -25,6 +29,49 @@ export async function sendPage(deps: EngineDeps, message: PageMessage): Promise<
     message.page,
     deps.clock.now(),
   );
+}
+
+/**
+ * Sends the successor a page commit just handed over, without confirming the send: the claim of
+ * the next worker ends the handoff (see the module comment). A message that cannot be delivered
+ * at all ends the run failed and throws `PageUndeliverableError`.
+ */
+export async function handOver(deps: EngineDeps, message: PageMessage): Promise<void> {
+  try {
+    await deliverOrFail(deps, message, () => deps.queue.send(message));
+  } catch (error) {
+    if (!(error instanceof PageUndeliverableError)) await noteSendFailed(deps, message);
+    throw error;
+  }
+}
+
+/** Marks the handoff of a failed send, best effort: the reaper re-sends it anyway once the run is silent. */
+async function noteSendFailed(deps: EngineDeps, message: PageMessage): Promise<void> {
+  const ref = { runId: message.runId, partition: message.partition };
+  try {
+    await deps.chains.noteSendFailed(ref, message.epoch, message.page, deps.clock.now());
+  } catch (error) {
+    deps.logger.warn('could not note the failed send of the next page', {
+      runId: message.runId,
+      page: message.page,
+      error: String(error),
+    });
+  }
+}
+
+/**
+ * A redelivered copy of a chain's last committed page: when the send of its successor failed
+ * (see {@link handOver}), sends the successor again at the same epoch. Reads the run: only a
+ * duplicate delivery pays it.
+ */
+export async function resendFailedSuccessor(deps: EngineDeps, message: PageMessage): Promise<boolean> {
+  const run = await deps.runs.get(message.runId);
+  const chain = run && chainAt(run, message.partition);
+  const handoff = chain?.handoff;
+  if (!run || run.state !== 'running' || run.epoch !== message.epoch || !chain || !handoff) return false;
+  if (message.page !== chain.nextPage - 1 || handoff.failedAt === undefined || handoff.sentAt !== null)
+    return false;
+  return (await resendExpectedPage(deps, run, 'send_failed', message.partition)) !== undefined;
 }
 
 /**
@@ -68,7 +115,7 @@ export function expectedPage(run: SyncRun, partition?: number): PageMessage {
 export async function resendExpectedPage(
   deps: EngineDeps,
   run: SyncRun,
-  reason: 'send_unconfirmed' | 'wait_exceeded' | 'duplicate_noticed',
+  reason: 'send_unconfirmed' | 'wait_exceeded' | 'send_failed',
   partition?: number,
 ): Promise<PageMessage | undefined> {
   const chain = chainAt(run, partition);

@@ -8,7 +8,7 @@ import type { EngineDeps } from '../deps.js';
 import { finishSucceeded } from '../run/finish.js';
 import { startingWatermark } from '../run/watermark.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
-import { pageMessage, sendPage } from './handoff.js';
+import { handOver, pageMessage, sendPage } from './handoff.js';
 
 /**
  * Commits one complete page of a partition (the partition's checkpoint and the run's counters in
@@ -56,7 +56,7 @@ export async function commitPartitionPage(
   deps.metrics.count(METRIC.pagesCommitted);
   await context.checkpointHook('afterCommit');
   if (page.cursor !== null) {
-    await sendPage(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
+    await handOver(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));
     return { outcome: 'committed', next: 'enqueued' };
   }
   // Read after the commit: the partitions that ended meanwhile decide what follows this one.

@@ -14,7 +14,13 @@ import { adoptedParams, failCrashLoop, restartStale, sourceNow } from './reaper-
 
 /** What the reaper did with one run. */
 export type ReapOutcome =
-  | { readonly kind: 'acted'; readonly verdict: string; readonly action: string }
+  | {
+      readonly kind: 'acted';
+      readonly verdict: string;
+      readonly action: string;
+      /** A page re-sent because its send was never confirmed: the run waits in the queue since then. */
+      readonly waitingSince?: number;
+    }
   | { readonly kind: 'waiting'; readonly since: number };
 
 /**
@@ -39,7 +45,7 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
   const lost = judged.filter((j) => j.silence.kind === 'lost').map((j) => j.chain);
   if (lost.length > 0) return decide(deps, run, lost, now);
 
-  let resent: Extract<Silence, { kind: 'resend' }>['reason'] | undefined;
+  let resent: Extract<Silence, { kind: 'resend' }> | undefined;
   for (const { chain, silence } of judged) {
     if (silence.kind !== 'resend') continue;
     if (positionAt(run) !== null && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
@@ -47,9 +53,13 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
       const verdict = await restartStale(deps, run);
       return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }
-    if (await resendExpectedPage(deps, run, silence.reason, chain.partition)) resent = silence.reason;
+    if (await resendExpectedPage(deps, run, silence.reason, chain.partition)) resent = silence;
   }
-  if (resent) return { kind: 'acted', verdict: resent, action: 'resend' };
+  // A successor handed over without a confirmed send is most likely waiting in the queue (a
+  // commit's successor is never confirmed): it is sent once more and the run is still waiting.
+  if (resent?.reason === 'send_unconfirmed')
+    return { kind: 'acted', verdict: resent.reason, action: 'resend', waitingSince: resent.since };
+  if (resent) return { kind: 'acted', verdict: resent.reason, action: 'resend' };
   const waiting = judged
     .map((j) => j.silence)
     .filter((s): s is Extract<Silence, { kind: 'waiting' }> => s.kind === 'waiting');

@@ -35,6 +35,8 @@ export async function reap(deps: EngineDeps): Promise<ReapReport> {
       const outcome = await reapOne(deps, candidate.runId, now);
       if (outcome?.kind === 'acted')
         actions.push({ runId: candidate.runId, verdict: outcome.verdict, action: outcome.action });
+      if (outcome?.kind === 'acted' && outcome.waitingSince !== undefined)
+        waiting.push({ runId: candidate.runId, since: outcome.waitingSince });
       if (outcome?.kind === 'waiting') waiting.push({ runId: candidate.runId, since: outcome.since });
     } catch (error) {
       if (error instanceof PageUndeliverableError) {

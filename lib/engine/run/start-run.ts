@@ -64,6 +64,8 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     paramsHash: runParamsHash({ mode: input.mode, connector: source.connector, config, scope: params.scope }),
     resume: { reason: unkeyedIncremental ? 'stream_unordered' : 'fresh_start', from: 'scratch', at: now },
     trigger: input.trigger ?? 'api',
+    // Read once here, so the run's pages ask dead_letters only when there is something to resolve.
+    itemDeadLetters: await deps.deadLetters.hasOpenItems(source.sourceId),
     now,
   });
   await sendPage(deps, pageMessage(run, 1, null));

@@ -24,12 +24,8 @@ export type DropReason = (typeof DROP_REASONS)[number];
  * obviously stale (a redelivery, a zombie's successor, a cancelled run).
  */
 export function dropReason(run: SyncRun | undefined, message: PageMessage): DropReason | undefined {
-  if (!run) return 'run_not_found';
-  if (run.sourceId !== message.sourceId) return 'source_mismatch';
-  if (run.state === 'succeeded' || run.state === 'failed' || run.state === 'cancelled')
-    return `run_${run.state}`;
-  if (message.epoch < run.epoch) return 'stale_epoch';
-  if (message.epoch > run.epoch) return 'future_epoch';
+  const early = runDropReason(run, message);
+  if (early || !run) return early ?? 'run_not_found';
   // A page is judged against its own chain: the run's, or its partition's.
   const chain = chainAt(run, message.partition);
   if (!chain) return run.nextPage > 1 ? 'partition_unknown' : 'page_out_of_order';
@@ -37,5 +33,23 @@ export function dropReason(run: SyncRun | undefined, message: PageMessage): Drop
   if (message.page > chain.nextPage) return 'page_out_of_order';
   // The chain read to its end (a partition done or idle): nothing is due on it.
   if (chain.state !== 'running') return 'duplicate_page';
+  return undefined;
+}
+
+/**
+ * The part of {@link dropReason} the run item alone decides (the run, its source, its state and
+ * epoch), before the page's chain is read: a page step reads its chain with its claim, whose
+ * condition judges the page.
+ */
+export function runDropReason(
+  run: Pick<SyncRun, 'sourceId' | 'state' | 'epoch'> | undefined,
+  message: PageMessage,
+): DropReason | undefined {
+  if (!run) return 'run_not_found';
+  if (run.sourceId !== message.sourceId) return 'source_mismatch';
+  if (run.state === 'succeeded' || run.state === 'failed' || run.state === 'cancelled')
+    return `run_${run.state}`;
+  if (message.epoch < run.epoch) return 'stale_epoch';
+  if (message.epoch > run.epoch) return 'future_epoch';
   return undefined;
 }

@@ -3,11 +3,11 @@ import { secretReferences } from '../../connectors/secret-binding.js';
 import { type HarvesterLogger, workLogger } from '../../observability/logger.js';
 import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
-import { chainAt } from '../../run/chains.js';
 import type { SyncRun } from '../../run/model.js';
 import { runParams } from '../../run/params.js';
 import { partitionOf } from '../../run/partitions.js';
 import { lastProgressAt } from '../../run/silence.js';
+import type { StoredChain } from '../../store/chain-item.js';
 import {
   DuplicatePageError,
   OwnershipLostError,
@@ -15,7 +15,7 @@ import {
   RunStateError,
 } from '../../store/errors.js';
 import { failUnavailable } from '../chain/deferral.js';
-import { resendExpectedPage } from '../chain/handoff.js';
+import { resendFailedSuccessor } from '../chain/handoff.js';
 import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
@@ -26,7 +26,7 @@ import { isTombstoneSlice } from '../work/tombstone-cursor.js';
 import { tombstonePage } from '../work/tombstone-pass.js';
 import type { StepContext, StepResult } from './context.js';
 import { startHeartbeat } from './heartbeat.js';
-import { dropReason } from './message-check.js';
+import { type DropReason, dropReason, runDropReason } from './message-check.js';
 
 /**
  * Processes one page message: drop it if stale, fetch with in-memory retries, load,
@@ -42,18 +42,11 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     page: message.page,
     ...(message.partition !== undefined ? { partition: message.partition } : {}),
   });
-  let run = await deps.runs.get(message.runId);
-  const drop = dropReason(run, message);
-  if (drop || !run) {
-    if (drop === 'duplicate_page' && run && successorLost(deps, run, message)) {
-      // This page's commit won, but its successor's send was never confirmed: the worker died
-      // or SQS failed right after the commit. Send it again at the same epoch.
-      await resendExpectedPage(deps, run, 'duplicate_noticed', message.partition);
-    }
-    deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: drop ?? 'run_not_found' });
-    log.info('message dropped', { reason: drop });
-    return { outcome: 'dropped', reason: drop ?? 'run_not_found' };
-  }
+  const head = await deps.runs.head(message.runId);
+  const early =
+    runDropReason(head?.run, message) ?? (head?.run.inlineChains ? dropReason(head.run, message) : undefined);
+  if (early || !head) return dropped(deps, log, early ?? 'run_not_found');
+  let run = head.run;
   if (run.inlineChains) {
     log.warn('run stored by an earlier version; ending it', { reason: CHAINS_INLINE });
     await endInlineRun(deps, run);
@@ -62,15 +55,15 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
   let claimed = false;
   try {
     if (run.state === 'queued') await startOnce(deps, run);
-    // The first heartbeat of the step, before any work: silence from here on means this worker died.
-    await deps.chains.claim(
-      { runId: run.runId, partition: message.partition },
-      run.epoch,
-      message.page,
-      deps.clock.now(),
-    );
+    // The first heartbeat of the step, before any work: silence from here on means this worker
+    // died. It reads the page's chain too: a refusal says the page is a duplicate or early.
+    const chain = await claimPage(deps, run, message);
+    if (typeof chain === 'string') return dropped(deps, log, chain);
     claimed = true;
-    if (run.state === 'queued') run = await deps.runs.require(run.runId);
+    run =
+      run.state === 'queued'
+        ? await deps.runs.require(run.runId)
+        : await deps.runs.withChain(head.item, chain);
     const early = await continuationChecks(deps, run, message, log);
     if (early) return early;
     return await processOwnedPage(deps, run, message, log);
@@ -86,29 +79,48 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
       return { outcome: 'failed', reason: UNDELIVERABLE };
     }
     if (error instanceof DuplicatePageError || error instanceof PageOutOfOrderError) {
-      // Another delivery of this page took it between our read and our claim.
-      deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });
-      return { outcome: 'dropped', reason: 'duplicate_page' };
+      // The claim (or a later write) found the page already taken or not yet due. A duplicate
+      // re-sends its successor only when that send was seen to fail: a commit's successor is
+      // never confirmed, so in a backlogged queue every duplicate would otherwise add a copy; the
+      // reaper sends a silent run's unclaimed successor once (docs/reliability.md).
+      if (error instanceof DuplicatePageError && (await resendFailedSuccessor(deps, message)))
+        log.warn('the successor of this page failed to send; sent again at the same epoch');
+      return dropped(deps, log, error instanceof DuplicatePageError ? 'duplicate_page' : 'page_out_of_order');
     }
     if (claimed && !(error instanceof SimulatedCrashError)) await handBack(deps, message, log);
     throw error;
   }
 }
 
-/** Whether a duplicate of the last committed page finds its successor's send unconfirmed. */
-function successorLost(deps: EngineDeps, run: SyncRun, message: PageMessage): boolean {
-  const chain = chainAt(run, message.partition);
-  const handoff = chain?.handoff ?? null;
-  return (
-    chain !== undefined &&
-    run.state === 'running' &&
-    message.epoch === run.epoch &&
-    message.page === chain.nextPage - 1 &&
-    handoff !== null &&
-    handoff.page === chain.nextPage &&
-    handoff.sentAt === null &&
-    deps.clock.now() - handoff.at > RELIABILITY.sendGraceMs
-  );
+/**
+ * The claim of the page (see `ChainStore.claim`): the page's chain as the claim left it, or why
+ * the message names no work — a chain the run does not have is a partition of a plan a restart
+ * from scratch replaced.
+ */
+async function claimPage(
+  deps: EngineDeps,
+  run: SyncRun,
+  message: PageMessage,
+): Promise<StoredChain | DropReason> {
+  try {
+    return await deps.chains.claim(
+      { runId: run.runId, partition: message.partition },
+      run.epoch,
+      message.page,
+      deps.clock.now(),
+    );
+  } catch (error) {
+    if (error instanceof RunStateError && error.context.nextPage === undefined)
+      return message.partition !== undefined ? 'partition_unknown' : 'page_out_of_order';
+    throw error;
+  }
+}
+
+/** A message acknowledged without work. */
+function dropped(deps: EngineDeps, log: HarvesterLogger, reason: DropReason): StepResult {
+  deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: reason });
+  log.info('message dropped', { reason });
+  return { outcome: 'dropped', reason };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { EngineDeps } from '../deps.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { cursorOfRef } from '../step/page-scope.js';
 import { fetchById } from './fetch-by-id.js';
+import { fileItemDeadLetter } from './item-dead-letters.js';
 import { commitAndContinue, fetchWithRetry, loadEntities } from './page-work.js';
 
 /**
@@ -241,9 +242,8 @@ async function retryPage(context: StepContext, entry: DeadLetter): Promise<Entry
       continue;
     }
     // The page is recovered, but one of its records is invalid: it becomes an item entry of its own.
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref: normalized.ref ?? unidentifiedRef(raw),
       errorClass: 'permanent',
       reason: `invalid record: ${normalized.reason}`,

@@ -25,6 +25,7 @@ import { ownedSleep, RateBudgetWaitError } from '../sources/rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
+import { fileItemDeadLetter, mayResolveItemDeadLetters } from './item-dead-letters.js';
 import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 
@@ -179,9 +180,8 @@ async function normalizeAll(
     // The entity still exists at the source: a reconciliation must not tombstone it.
     if (run.mode === 'reconciliation' && result.ref)
       await deps.items.markSeen(run.sourceId, result.ref, run.runId);
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref,
       errorClass: 'permanent',
       reason: `invalid record: ${result.reason}`,
@@ -252,9 +252,8 @@ export async function loadEntities(
     }
     if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
-    await deps.deadLetters.record({
+    await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
-      kind: 'item',
       ref: result.entityId,
       errorClass: 'permanent',
       reason:
@@ -272,7 +271,7 @@ export async function loadEntities(
     .filter((r) => r.status === 'written' || r.status === 'kept_newer' || r.status === 'unchanged')
     .map((r) => r.entityId);
   // A stored entity's old item dead letter is over (a retry-failed run resolves its own entries).
-  if (run.mode !== 'dlq_retry') {
+  if (run.mode !== 'dlq_retry' && mayResolveItemDeadLetters(context)) {
     await deps.deadLetters.resolveLoaded(run.sourceId, stored, deps.clock.now());
   }
   return { loaded: results.length - failed, failed, stored: new Set(stored) };

@@ -4,6 +4,7 @@ import { METRIC } from '../../observability/metrics.js';
 import { deferPage } from '../chain/deferral.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { type Confirmation, confirmAbsence } from './confirm-absence.js';
+import { fileItemDeadLetter } from './item-dead-letters.js';
 import { commitAndContinue } from './page-work.js';
 import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
@@ -127,9 +128,8 @@ async function fileUnconfirmed(
   failure: { entityId: string; reason: string; errorClass: 'transient' | 'permanent'; attempts: number },
 ): Promise<void> {
   const { deps, run, message } = context;
-  await deps.deadLetters.record({
+  await fileItemDeadLetter(context, {
     sourceId: run.sourceId,
-    kind: 'item',
     ref: failure.entityId,
     errorClass: failure.errorClass,
     reason: `absence not confirmed (not tombstoned): ${failure.reason}`,
