@@ -14,8 +14,6 @@ export const MAX_LINES = 400;
  * meanwhile; a listed file that fits again is reported so its entry can go.
  */
 const KNOWN_LONG: Readonly<Record<string, number>> = {
-  'lib/store/dead-letters.ts': 436,
-  'lib/store/items.ts': 413,
   'lib/store/sync-runs.ts': 417,
 };
 

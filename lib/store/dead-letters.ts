@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -7,127 +6,34 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { redactCursor } from '../connectors/redact-url.js';
-import { stringifyJson } from '../json/lossless.js';
 import { INDEX } from '../resources/definitions.js';
 import type { ErrorClass } from '../retry/errors.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
+import {
+  type DeadLetter,
+  type Discard,
+  deadLetterEntryId,
+  excerptOf,
+  type FailureRecord,
+  isOpen,
+} from './dead-letter-model.js';
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 
 export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
+export {
+  type DeadLetter,
+  type Discard,
+  deadLetterEntryId,
+  EXCERPT_MAX_CHARS,
+  type FailureRecord,
+  isOpen,
+  type PageScope,
+} from './dead-letter-model.js';
 export type { DeadLetterKind, DeadLetterState };
-
-/**
- * The scope a failed source page was fetched in: retry-failed fetches it again the same way
- * (the original run's `since` and connector config), not as a page of today's unfiltered listing.
- */
-export interface PageScope {
-  readonly mode: string;
-  readonly since: string | null;
-  readonly connector?: string;
-  readonly config?: Record<string, unknown>;
-  /**
-   * The API's MAC over `config` (the run snapshot's `configMac`): a retry sends a secret with the
-   * scope's config only when it verifies, so a forged entry cannot steer where a secret goes.
-   */
-  readonly configMac?: string;
-  /** A partition's page: the window of modification time its partition read. */
-  readonly window?: { readonly from: string | null; readonly until: string | null };
-}
-
-/** One durable triage entry. */
-export interface DeadLetter {
-  readonly sourceId: string;
-  readonly entryId: string;
-  readonly kind: DeadLetterKind;
-  /** Entity id (items) or page cursor (pages; `null` cursor is stored as the empty string). */
-  readonly ref: string;
-  readonly errorClass: ErrorClass;
-  readonly reason: string;
-  /** Attempts over all runs that tried it. */
-  readonly attempts: number;
-  readonly firstFailedAt: number;
-  readonly lastFailedAt: number;
-  /** The run of the last failure. */
-  readonly runId: string;
-  /** The page the failure happened on, in that run. */
-  readonly page: number;
-  /** A bounded excerpt of the payload, for triage. */
-  readonly excerpt: string | null;
-  /** Pages: the scope of the run that failed it (absent on entries recorded before scopes existed). */
-  readonly scope?: PageScope;
-  /** Items filed by a partition: its window's bounds (see {@link FailureRecord.windowUntil}). */
-  readonly windowFrom?: string;
-  readonly windowUntil?: string;
-  /** `discarded` once someone gave up on the entry; absent while it is open. */
-  readonly state?: DeadLetterState;
-  /** The last discard: kept as the audit record, also after a new failure reopens the entry. */
-  readonly discard?: Discard;
-}
-
-/** Who gave up on a dead letter, when and why. */
-export interface Discard {
-  readonly at: number;
-  /** The caller's identity as the API knows it (an IAM ARN), or null when it has none (locally). */
-  readonly by: string | null;
-  readonly reason: string;
-}
-
-/** An entry is open until it is discarded: counted in its run's "K in DLQ", listed, retried. */
-export function isOpen(entry: Pick<DeadLetter, 'state'>): boolean {
-  return entry.state === undefined;
-}
 
 /** Filter of every read that means "open entries": no state written. */
 const OPEN_FILTER = 'attribute_not_exists(#state)';
-
-/** A failure to record. */
-export interface FailureRecord {
-  readonly sourceId: string;
-  readonly kind: DeadLetterKind;
-  readonly ref: string;
-  readonly errorClass: ErrorClass;
-  readonly reason: string;
-  readonly attempts: number;
-  readonly runId: string;
-  readonly page: number;
-  readonly payload?: unknown;
-  /** Pages: the scope to retry them in; kept as it is when a retry records a new failure without one. */
-  readonly scope?: PageScope;
-  /**
-   * Items filed by one partition of a partitioned run: its window's bounds (absent when open). A
-   * record that does not normalize sitting at a boundary is listed by the windows on both sides;
-   * this tells the other one the record is already filed (and counted).
-   */
-  readonly windowFrom?: string;
-  readonly windowUntil?: string;
-  readonly now: number;
-}
-
-/** Longest excerpt kept of a failed payload: enough to triage, small enough never to threaten the item limit. */
-export const EXCERPT_MAX_CHARS = 2_000;
-
-/** Deterministic entry id: the same failure always lands on the same entry, so rewriting it is idempotent. */
-export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
-  // Sort keys are limited to 1 KB; long refs (page URLs) are hashed. So are refs that carry a
-  // credential (a next URL with a signature): the key is shown, and seals the API's list cursors.
-  return ref.length <= 200 && redactCursor(ref) === ref
-    ? `${kind}#${ref}`
-    : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
-}
-
-function excerptOf(payload: unknown): string | null {
-  if (payload === undefined) return null;
-  let text: string;
-  try {
-    // Lossless, so a record's 64-bit id reads in the excerpt as the source sent it.
-    text = typeof payload === 'string' ? payload : stringifyJson(payload);
-  } catch {
-    text = String(payload);
-  }
-  return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
-}
 
 /** Round trips one filtered listing page may take before it answers with what it has. */
 const MAX_LIST_ROUNDS = 10;
