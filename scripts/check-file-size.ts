@@ -13,9 +13,7 @@ export const MAX_LINES = 400;
  * Files known to be over the limit and not yet split, each with the length it may not pass
  * meanwhile; a listed file that fits again is reported so its entry can go.
  */
-const KNOWN_LONG: Readonly<Record<string, number>> = {
-  'lib/store/sync-runs.ts': 417,
-};
+const KNOWN_LONG: Readonly<Record<string, number>> = {};
 
 const repo = resolve(import.meta.dirname, '..');
 

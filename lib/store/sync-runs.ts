@@ -2,7 +2,6 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
-  ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -30,20 +29,10 @@ import { decodeCursor, deleteAllQueried, encodeCursor, type Page, queryAll } fro
 import { type Expected, explainRefusal } from './refusals.js';
 import { type Fence, fenceWrites } from './run-chains.js';
 import { toSyncRun } from './run-item.js';
+import { type RunSummary, recentRunsOf, scanRuns } from './run-listings.js';
 
 export type { Fence } from './run-chains.js';
-
-/** How many of a source's newest runs {@link SyncRunStore.recentOf} reads looking for a success. */
-export const RECENT_RUNS_READ = 100;
-
-/** A run in a source's history: what the source view shows of its last and last successful run. */
-export interface RunSummary {
-  readonly runId: string;
-  readonly state: RunState;
-  readonly mode: RunMode;
-  readonly createdAt: number;
-  readonly finishedAt?: number | null;
-}
+export { RECENT_RUNS_READ, type RunSummary } from './run-listings.js';
 
 /** What a new run starts with. */
 export interface NewRun {
@@ -336,84 +325,17 @@ export class SyncRunStore {
     };
   }
 
-  /**
-   * A source's last run and its last successful one, for the source view. Reads the newest runs
-   * (a few attributes each) until a success shows, at most {@link RECENT_RUNS_READ} of them: a
-   * source whose last success is older than that shows none.
-   */
-  async recentOf(sourceId: string): Promise<{ last: RunSummary | null; lastSuccess: RunSummary | null }> {
-    let last: RunSummary | null = null;
-    let start: Record<string, unknown> | undefined;
-    let read = 0;
-    do {
-      const { Items = [], LastEvaluatedKey } = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: INDEX.runsBySource,
-          KeyConditionExpression: 'sourceId = :sourceId',
-          ExpressionAttributeValues: { ':sourceId': sourceId },
-          ExpressionAttributeNames: { '#state': 'state', '#mode': 'mode' },
-          ProjectionExpression: 'runId, #state, #mode, createdAt, finishedAt',
-          ScanIndexForward: false,
-          Limit: 25,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of Items) {
-        const run = item as RunSummary;
-        last ??= run;
-        if (run.state === 'succeeded') return { last, lastSuccess: run };
-      }
-      read += Items.length;
-      start = LastEvaluatedKey;
-    } while (start && read < RECENT_RUNS_READ);
-    return { last, lastSuccess: null };
+  /** A source's last run and its last successful one, for the source view (see {@link recentRunsOf}). */
+  recentOf(sourceId: string): Promise<{ last: RunSummary | null; lastSuccess: RunSummary | null }> {
+    return recentRunsOf(this.doc, this.tableName, sourceId);
   }
 
-  /**
-   * Runs of every source, optionally in one state, a page at a time. A scan (the table is keyed
-   * by run): pages are filled up to `limit` matches within a bound on round trips, newest first
-   * within a page, in no order across pages. For operators; nothing on the run path calls it.
-   */
+  /** Runs of every source, optionally in one state, a page at a time (see {@link scanRuns}). */
   async listAcrossSources(
     options: { state?: RunState; limit?: number; cursor?: string } = {},
   ): Promise<Page<SyncRun>> {
-    const limit = options.limit ?? 50;
-    const items: Record<string, unknown>[] = [];
-    let start = decodeCursor(options.cursor);
-    for (let round = 0; round < 10 && items.length < limit; round++) {
-      const { Items = [], LastEvaluatedKey } = await this.doc.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          // Every run has a state; the chains and positions stored in the same table have none.
-          ...(options.state
-            ? {
-                FilterExpression: '#state = :state',
-                ExpressionAttributeNames: { '#state': 'state' },
-                ExpressionAttributeValues: { ':state': options.state },
-              }
-            : {
-                FilterExpression: 'attribute_exists(#state)',
-                ExpressionAttributeNames: { '#state': 'state' },
-              }),
-          // A filtered scan may return fewer than it reads: ask for more per round.
-          Limit: Math.max(limit - items.length, 100),
-          ExclusiveStartKey: start,
-        }),
-      );
-      let cut = false;
-      for (const item of Items) {
-        if (items.length === limit) {
-          cut = true;
-          break;
-        }
-        items.push(item);
-      }
-      start = cut ? { runId: items.at(-1)!.runId } : LastEvaluatedKey;
-      if (!start) break;
-    }
-    items.sort((a, b) => ((a.runId as string) < (b.runId as string) ? 1 : -1));
-    return { items: await withChains(this.doc, this.tableName, items), cursor: encodeCursor(start) };
+    const { items, cursor } = await scanRuns(this.doc, this.tableName, options);
+    return { items: await withChains(this.doc, this.tableName, items), cursor };
   }
 
   /**
