@@ -6,8 +6,16 @@
  * stops the run, so a new store cannot go unjudged.
  */
 export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = {
-  'chain-commit.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
-  'chains.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
+  'chain-commit.ts': [
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/chain-endings.test.ts',
+    'test/integration/partitions.test.ts',
+  ],
+  'chains.ts': [
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/chain-endings.test.ts',
+    'test/integration/partitions.test.ts',
+  ],
   'dead-letters.ts': ['test/integration/dead-letter-store.test.ts'],
   'items.ts': [
     'test/integration/item-store.test.ts',
@@ -16,7 +24,11 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
   ],
   'lifecycle.ts': ['test/integration/source-store.test.ts', 'test/integration/sync-run-store.test.ts'],
   'rate-budgets.ts': ['test/integration/rate-budget-record.test.ts'],
-  'run-chains.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
+  'run-chains.ts': [
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/chain-endings.test.ts',
+    'test/integration/partitions.test.ts',
+  ],
   'sources.ts': [
     'test/integration/source-store.test.ts',
     'test/integration/sync-run-store.test.ts',
