@@ -67,6 +67,8 @@ describe('GET /sources/{id}/items', () => {
     const { fake, sourceId } = await newSource(60, 10);
     await runToEnd(sourceId, 'full');
     const before = new Set(fake.truth().entities.map((e) => e.id));
+    // Every entity edited, so the run writes on every page (an unchanged one is left unwritten).
+    fake.control.touch([...before]);
     fake.control.setLive({ touchesPerPage: 3, addsPerPage: 2 });
 
     const started = await startRun(engine.deps, { sourceId, mode: 'full' });
@@ -177,7 +179,8 @@ describe('GET /sources/{id}/items/{entityId} and explain', () => {
     expect(neverListed.status).toBe('never_listed');
     expect(neverListed.summary).toMatch(/^Never listed/);
     expect(stored.status).toBe('stored');
-    expect(stored.item.provenance.runId).toBe(reconciliation.runId);
+    // The reconciliation listed it unchanged and left the row alone: the row is the full run's write.
+    expect(stored.item.provenance.runId).toBe(full.runId);
     expect(stored.lastListed).toMatchObject({ runId: reconciliation.runId, mode: 'reconciliation' });
     expect(stored.item.provenance.firstRunId).toBe(full.runId);
   });
