@@ -21,6 +21,7 @@ import {
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { compareVersions, readStoredStates } from './item-states.js';
 import { queryAll } from './paging.js';
+import { unstorableReason } from './storable.js';
 
 export {
   approximateItemBytes,
@@ -30,8 +31,6 @@ export {
   type StoredItem,
   writerKey,
 } from './item-model.js';
-
-import { unstorableReason } from './storable.js';
 
 /** Parallel writes per page: fills a page quickly without tripping on-demand partition limits. */
 export const LOAD_CONCURRENCY = 16;
