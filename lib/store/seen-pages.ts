@@ -121,7 +121,8 @@ export class SeenPageStore {
     const ids: string[] = [];
     for (const [index, key] of keys.entries()) {
       const head = heads.get(key);
-      if (head) ids.push(...(await this.idsOf(scope, index + 1, head as unknown as Head)));
+      // A loop, not a spread: a page in parts can hold more ids than a call takes arguments.
+      if (head) for (const id of await this.idsOf(scope, index + 1, head as unknown as Head)) ids.push(id);
     }
     return sortedIds(ids);
   }
