@@ -121,7 +121,7 @@ export function unreachableMessage(endpoint: URL, code: string, from = '--endpoi
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(endpoint.hostname);
   if (code === 'ECONNREFUSED' && loopback)
     lines.push(
-      '  is `harvester local` running? Start it in another terminal: npx harvester local',
+      '  is `harvester local` running? Start it in another terminal: harvester local',
       '  it prints the URL it listens on (export HARVESTER_API_URL=…); pass that URL with --endpoint or export it',
     );
   else if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')

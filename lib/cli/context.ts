@@ -10,17 +10,17 @@ export interface CommandContext {
   readonly io: Io;
   readonly json: boolean;
   client(): Promise<ApiClient>;
-  /** A command line that works when pasted: `npx harvester --endpoint <this API> <args>`. */
+  /** A command line that works when pasted: `harvester --endpoint <this API> <args>`. */
   hint(args: string): string;
 }
 
 /**
- * A follow-up command that works when pasted into any shell in the project: through `npx` (the
- * `harvester` bin is not on PATH unless installed globally) and naming the API it talked to.
+ * A follow-up command that works when pasted: `harvester` as the docs install it (on PATH through
+ * `bin/`, `npm link` or a package install), naming the API it talked to.
  */
 export function pasteableCommand(endpoint: string | undefined, args: string): string {
   const target = endpoint ?? process.env.HARVESTER_API_URL ?? DEFAULT_ENDPOINT;
-  return `npx harvester --endpoint ${target} ${args}`;
+  return `harvester --endpoint ${target} ${args}`;
 }
 
 /** Global options (`--endpoint`, `--json`) as seen from a subcommand. */

@@ -1,6 +1,6 @@
 /**
  * The `Examples:` block of a command's `--help`: command lines a reader can copy, each prefixed
- * with `harvester` (the bin as installed; `npx harvester` inside the project). Every command
+ * with `harvester` (the bin on PATH: `bin/` of the repository, `npm link`, or an install). Every command
  * adds one with `.addHelpText('after', examples(…))`; a test walks the command tree for it.
  *
  * @example

@@ -7,11 +7,14 @@
 import { createAwsClients } from '../aws/clients.js';
 import { loadConfig } from '../config/env.js';
 import { createEngineDeps, handlePageRecord } from '../engine/index.js';
+import { applyLogFormat, chooseLogFormat } from '../observability/pretty-log.js';
 import { realRetryDeps } from '../retry/outcome.js';
 import { followRuntimeClock } from './clock-link.js';
 import { pollQueue } from './sqs-poller.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// `harvester local --log-format pretty` hands its choice down through the environment; else JSON.
+applyLogFormat(chooseLogFormat(undefined, process.env, false));
 const config = loadConfig();
 if (!config.pageQueueUrl || !config.pageQueueArn)
   throw new Error('worker process needs PAGE_QUEUE_URL and PAGE_QUEUE_ARN');

@@ -1,23 +1,15 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChainCommit, commitWrites, type PlannedChains, planWrites } from './chain-commit.js';
 import { CHAIN_LIVE, type ChainRef, chainKey, chainName, type StoredChain, toChain } from './chain-item.js';
-import { isConditionFailure, type StoreError, transactionReasons } from './errors.js';
+import { isConditionFailure, type StoreError } from './errors.js';
 import { type Expected, explainRefusal } from './refusals.js';
 import { refusedItem } from './refused-item.js';
 import type { SyncRunStore } from './sync-runs.js';
+import { type TransactItems, transactWithRetry } from './transact-retry.js';
 
 export type { ChainCommit, ChainEnding, PlannedChains } from './chain-commit.js';
 
 type UpdateParts = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
-
-/** How often a transaction that collided with another on the same item is tried again. */
-const CONFLICT_ATTEMPTS = 5;
 
 /**
  * The page chains of every run: the run's own and each partition's, addressed by a
@@ -100,12 +92,7 @@ export class ChainStore {
    * one (a worker already took the page, the chain moved on or the run ended): nothing to confirm.
    */
   async confirmSent(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
-    return this.tryUpdate(ref, {
-      UpdateExpression: 'SET handoff.sentAt = :now',
-      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
-      ExpressionAttributeNames: { '#page': 'page' },
-      ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },
-    });
+    return this.markHandoff(ref, epoch, page, 'sentAt', now);
   }
 
   /**
@@ -114,12 +101,7 @@ export class ChainStore {
    * False when the handoff is no longer this one.
    */
   async noteSendFailed(ref: ChainRef, epoch: number, page: number, now: number): Promise<boolean> {
-    return this.tryUpdate(ref, {
-      UpdateExpression: 'SET handoff.failedAt = :now',
-      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
-      ExpressionAttributeNames: { '#page': 'page' },
-      ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },
-    });
+    return this.markHandoff(ref, epoch, page, 'failedAt', now);
   }
 
   /**
@@ -238,49 +220,56 @@ export class ChainStore {
     return chain?.nextPage === c.page ? chain : undefined;
   }
 
-  private async update(ref: ChainRef, expected: Expected, update: UpdateParts): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({ TableName: this.runs.tableName, Key: chainKey(ref), ...update }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      throw await this.explainRefusal(ref, expected, error);
-    }
+  /** Stamps the current handoff of `page` (its send seen to succeed or to fail); false when it is no longer this one. */
+  private markHandoff(
+    ref: ChainRef,
+    epoch: number,
+    page: number,
+    mark: 'sentAt' | 'failedAt',
+    now: number,
+  ): Promise<boolean> {
+    return this.tryUpdate(ref, {
+      UpdateExpression: 'SET handoff.#mark = :now',
+      ConditionExpression: `${CHAIN_LIVE} AND nextPage = :page AND handoff.#page = :page`,
+      ExpressionAttributeNames: { '#page': 'page', '#mark': mark },
+      ExpressionAttributeValues: { ':epoch': epoch, ':page': page, ':now': now },
+    });
   }
 
+  /** A conditional write of the chain item; a refusal is named (see {@link explainRefusal}). */
+  private async update(ref: ChainRef, expected: Expected, update: UpdateParts): Promise<void> {
+    const refusal = await this.write(ref, update);
+    if (refusal) throw await this.explainRefusal(ref, expected, refusal.error);
+  }
+
+  /** A conditional write of the chain item: false when its condition refused it. */
   private async tryUpdate(ref: ChainRef, update: UpdateParts): Promise<boolean> {
+    return (await this.write(ref, update)) === undefined;
+  }
+
+  /** Sends a conditional write of the chain item; a refusal by its condition is returned, not thrown. */
+  private async write(ref: ChainRef, update: UpdateParts): Promise<{ error: unknown } | undefined> {
     try {
       await this.doc.send(
         new UpdateCommand({ TableName: this.runs.tableName, Key: chainKey(ref), ...update }),
       );
-      return true;
+      return undefined;
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      if (isConditionFailure(error)) return { error };
       throw error;
     }
   }
 
   /**
-   * Runs a transaction of chain and run writes. One that collided with another transaction on
-   * the same item (two partitions ending at once) is tried again; a refused condition is named.
+   * Runs a transaction of chain and run writes, sent again after a collision with another
+   * transaction (two partitions ending at once); a refused condition is named.
    */
-  private async transact(
-    ref: ChainRef,
-    expected: Expected,
-    items: NonNullable<TransactWriteCommandInput['TransactItems']>,
-  ): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return;
-      } catch (error) {
-        const reasons = transactionReasons(error);
-        if (!reasons) throw error;
-        if (reasons.includes('ConditionalCheckFailed')) throw await this.explainRefusal(ref, expected, error);
-        if (!reasons.includes('TransactionConflict') || attempt >= CONFLICT_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-      }
-    }
+  private async transact(ref: ChainRef, expected: Expected, items: TransactItems): Promise<void> {
+    await transactWithRetry(this.doc, {
+      items: () => items,
+      refused: async (_reasons, error) => {
+        throw await this.explainRefusal(ref, expected, error);
+      },
+    });
   }
 }

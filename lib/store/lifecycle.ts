@@ -1,15 +1,11 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
 import { chainRefsOfItem } from './chain-reads.js';
 import { LockNotHeldError, RunNotFoundError, RunStateError, transactionReasons } from './errors.js';
 import { endWrites, partitionGuard } from './run-chains.js';
 import { SourceStore, type SourceWatermark } from './sources.js';
 import { type NewRun, SyncRunStore } from './sync-runs.js';
+import { type TransactItems, transactWithRetry } from './transact-retry.js';
 
 type RunUpdate = ReturnType<typeof SyncRunStore.cancelUpdate> | ReturnType<typeof SyncRunStore.finishUpdate>;
 
@@ -98,7 +94,8 @@ export class RunLifecycle {
   /**
    * One end of a run: the run item's update, the lock's release and every chain's end mark. The
    * chains are those the run item names, and the update is conditioned on the run still having
-   * them (a plan that added partitions meanwhile makes it read and try again).
+   * them (a plan that added partitions meanwhile makes it read and try again). A lock that was
+   * not held (it should always be) is left out on the next attempt rather than stop the end.
    */
   private async end(
     runId: string,
@@ -108,41 +105,37 @@ export class RunLifecycle {
     now: number,
   ): Promise<void> {
     let withRelease = true;
-    for (let attempt = 1; ; attempt++) {
-      const { Item } = await this.doc.send(
-        new GetCommand({ TableName: this.runs.tableName, Key: { runId }, ConsistentRead: true }),
-      );
-      const guard = partitionGuard((Item?.partitionCount ?? 0) as number);
-      const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
-        {
-          Update: {
-            TableName: this.runs.tableName,
-            ...update,
-            ConditionExpression: `${update.ConditionExpression} AND ${guard.condition}`,
-            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...guard.values },
+    await transactWithRetry(this.doc, {
+      items: async () => {
+        const { Item } = await this.doc.send(
+          new GetCommand({ TableName: this.runs.tableName, Key: { runId }, ConsistentRead: true }),
+        );
+        const guard = partitionGuard((Item?.partitionCount ?? 0) as number);
+        const items: TransactItems = [
+          {
+            Update: {
+              TableName: this.runs.tableName,
+              ...update,
+              ConditionExpression: `${update.ConditionExpression} AND ${guard.condition}`,
+              ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...guard.values },
+            },
           },
-        },
-        ...(withRelease ? [{ Update: release }] : []),
-        ...endWrites(this.runs.tableName, Item ? chainRefsOfItem(Item) : [], now),
-      ];
-      try {
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return;
-      } catch (error) {
-        const reasons = transactionReasons(error);
-        if (!reasons) throw error;
+          ...(withRelease ? [{ Update: release }] : []),
+          ...endWrites(this.runs.tableName, Item ? chainRefsOfItem(Item) : [], now),
+        ];
+        return items;
+      },
+      refused: async (reasons, error, attempt) => {
         if (reasons[0] === 'ConditionalCheckFailed') {
           const refusal = await this.runs.explainRefusal(runId, expected, error);
+          // Still active at that epoch: what the end was built from (the partitions) moved; read again.
           if (!(refusal instanceof RunStateError) || attempt >= 3) throw refusal;
-          continue;
+          return;
         }
-        if (withRelease && reasons[1] === 'ConditionalCheckFailed') {
-          withRelease = false;
-          continue;
-        }
-        throw error;
-      }
-    }
+        if (!withRelease || reasons[1] !== 'ConditionalCheckFailed') throw error;
+        withRelease = false;
+      },
+    });
   }
 
   /** Releases a lock whose holder already ended (repair path used by the reaper). */

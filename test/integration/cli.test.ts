@@ -169,7 +169,7 @@ describe('harvester CLI', () => {
 
     expect(table.code).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^ENTITY\s+VERSION\s+CHANGED\s+STATE\s+STORED BY RUN\s+DATA/);
-    expect(table.stdout).toContain('more: npx harvester');
+    expect(table.stdout).toContain('more: harvester');
     expect(entities).toHaveLength(3);
     expect(entities[0].provenance.runId).toBe(runId);
     expect(got.stdout).toContain(`stored     `);
@@ -290,8 +290,8 @@ describe('harvester CLI', () => {
 
     const started = await cli('dlq', 'retry', 'cli-src');
     const hint = /follow it: (.*)$/m.exec(started.stdout)?.[1] ?? '';
-    expect(hint).toMatch(new RegExp(`^npx harvester --endpoint ${stack.apiUrl} runs watch [0-9A-Z]{26}$`));
-    const [, , ...args] = hint.split(' ');
+    expect(hint).toMatch(new RegExp(`^harvester --endpoint ${stack.apiUrl} runs watch [0-9A-Z]{26}$`));
+    const [, ...args] = hint.split(' ');
     const pasted = await cli(...args);
     expect(pasted.stdout).toContain('fixed nothing');
   });
@@ -331,13 +331,13 @@ describe('harvester CLI', () => {
       });
     });
     try {
-      const lines = out.split('\n').filter((l) => l.trim().startsWith('npx harvester'));
+      const lines = out.split('\n').filter((l) => l.trim().startsWith('harvester'));
       expect(lines).toHaveLength(2);
       expect(lines[1]).toContain('--connector github-issues');
       for (const line of lines)
-        expect(line.trim()).toMatch(`npx harvester --endpoint ${stack.apiUrl} sources put`);
-      // Paste the GitHub line (minus `npx harvester`, which the test runs directly).
-      const github = lines[1]!.trim().replace(/^npx harvester /, '');
+        expect(line.trim()).toMatch(`harvester --endpoint ${stack.apiUrl} sources put`);
+      // Paste the GitHub line (minus `harvester`, which the test runs directly).
+      const github = lines[1]!.trim().replace(/^harvester /, '');
       const args = [...github.matchAll(/'[^']*'|\S+/g)].map((m) => m[0].replace(/^'|'$/g, ''));
       const put = await cli(...args);
       expect(put.code).toBe(0);

@@ -32,6 +32,10 @@ describe('option values checked before any request', () => {
       '--state "runing" is not one of queued, running, succeeded, failed, cancelled; did you mean --state running?',
     ],
     [['runs', 'list', '--state', 'FAILED'], 'did you mean --state failed?'],
+    [
+      ['local', '--log-format', 'prety'],
+      '--log-format "prety" is not one of json, pretty; did you mean --log-format pretty?',
+    ],
     [['dlq', 'list', 'acme', '--error-class', 'transiant'], 'did you mean --error-class transient?'],
     [
       ['sources', 'put', 'acme', '--connector', 'github', '--config', '{}'],

@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readyLines } from '../../lib/cli/commands/local.js';
 import { runCli } from '../../lib/cli/main.js';
@@ -34,7 +36,7 @@ describe('CLI hints', () => {
     expect(res.stderr).toContain(`cannot reach the API at http://127.0.0.1:${port} (ECONNREFUSED)`);
     expect(res.stderr).toContain('the URL is from --endpoint');
     expect(res.stderr).toContain('is `harvester local` running?');
-    expect(res.stderr).toContain('npx harvester local');
+    expect(res.stderr).toContain('Start it in another terminal: harvester local');
   });
 
   it('names HARVESTER_API_URL as the origin when the URL came from the environment', async () => {
@@ -72,7 +74,8 @@ describe('CLI hints', () => {
       const res = await harvester('local', '--api-port', String(port));
       expect(res.code).toBe(1);
       expect(res.stderr).toContain(`127.0.0.1:${port} is already in use (EADDRINUSE)`);
-      expect(res.stderr).toContain('npx harvester local --api-port 0');
+      expect(res.stderr).toContain('any free one (printed when ready): harvester local --api-port 0');
+      expect(res.stderr).not.toContain('npx ');
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
@@ -88,7 +91,7 @@ describe('CLI hints', () => {
       workers: 2,
     });
     expect(lines).toContain('  export HARVESTER_API_URL=http://127.0.0.1:41234');
-    expect(lines.join('\n')).toContain('npx harvester --endpoint http://127.0.0.1:41234 sources list');
+    expect(lines).toContain('try: harvester --endpoint http://127.0.0.1:41234 sources list');
   });
 
   it('fake-source --api-url without a scheme is refused before anything starts', async () => {
@@ -139,5 +142,17 @@ describe('CLI hints', () => {
       const error = await sigV4Signer('eu-west-1', broken)(request).catch((e: unknown) => e);
       expect(error).not.toBeInstanceOf(MissingCredentialsError);
     });
+  });
+});
+
+describe('the invocation hints print', () => {
+  it('is `harvester` (the bin on PATH, as the docs install it), never `npx harvester`', () => {
+    const sources = ['lib', 'tools'].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => join(dir, file)),
+    );
+    expect(sources.length).toBeGreaterThan(50);
+    expect(sources.filter((file) => readFileSync(file, 'utf8').includes('npx harvester'))).toEqual([]);
   });
 });

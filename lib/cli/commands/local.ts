@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { LOG_FORMAT_ENV, LOG_FORMATS, type LogFormat } from '../../observability/log-format.js';
+import { oneOf } from '../choices.js';
 import { CliUsageError, pasteableCommand, positiveInt } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printLines } from '../output.js';
@@ -51,8 +53,8 @@ function portInUse(port: number): CliUsageError {
   return new CliUsageError(
     [
       `--api-port ${port}: 127.0.0.1:${port} is already in use (EADDRINUSE); another harvester local?`,
-      `  use another port: npx harvester local --api-port ${port + 1}`,
-      '  or any free one (printed when ready): npx harvester local --api-port 0',
+      `  use another port: harvester local --api-port ${port + 1}`,
+      '  or any free one (printed when ready): harvester local --api-port 0',
     ].join('\n'),
   );
 }
@@ -83,6 +85,7 @@ export function registerLocalCommand(program: Command, io: Io): void {
         'local',
         'local --api-port 0   # any free port, printed',
         'local --log-level INFO   # with AWS_ENDPOINT_URL set: that emulator instead of moto',
+        'local --log-level INFO --log-format json | tee harvester.log   # JSON lines, as on Lambda',
       ),
     )
     .description(
@@ -98,6 +101,11 @@ export function registerLocalCommand(program: Command, io: Io): void {
     .option('--workers <n>', 'in-process page workers', positiveInt('--workers'), 2)
     .option('--process-workers <n>', 'page workers as child processes', positiveInt('--process-workers'), 0)
     .option('--log-level <level>', LOG_LEVELS.join(', '), 'WARN')
+    .option(
+      '--log-format <format>',
+      `${LOG_FORMATS.join(', ')} (default: pretty on a terminal, json when piped or with ${LOG_FORMAT_ENV}=json)`,
+      oneOf('--log-format', LOG_FORMATS),
+    )
     .action(
       async (opts: {
         apiPort: number;
@@ -105,11 +113,17 @@ export function registerLocalCommand(program: Command, io: Io): void {
         workers: number;
         processWorkers: number;
         logLevel: string;
+        logFormat?: LogFormat;
       }) => {
         const logLevel = opts.logLevel.toUpperCase();
         if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
           throw new CliUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
         await ensurePortFree(opts.apiPort);
+        const { applyLogFormat, chooseLogFormat } = await import('../../observability/pretty-log.js');
+        const format = chooseLogFormat(opts.logFormat, process.env, Boolean(process.stdout.isTTY));
+        // Worker processes inherit the environment, so their lines print in the same format.
+        process.env[LOG_FORMAT_ENV] = format;
+        applyLogFormat(format);
         const { startLocalStack } = await import('../../local/local-stack.js');
         const stack = await startLocalStack({
           apiPort: opts.apiPort,

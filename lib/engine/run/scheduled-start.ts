@@ -37,7 +37,9 @@ export async function startScheduledRun(deps: EngineDeps, input: unknown): Promi
   const parsed = ScheduledStartSchema.safeParse(parseInput(input));
   if (!parsed.success) {
     const message = z.prettifyError(parsed.error);
-    deps.logger.error('scheduled run skipped: the schedule input is not {sourceId, mode}', { message });
+    deps.logger.error('scheduled run skipped: the schedule input is not {sourceId, mode}', {
+      problem: message,
+    });
     return { started: false, reason: 'invalid_input', message };
   }
   const { schedule, ...request } = parsed.data;
