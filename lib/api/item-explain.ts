@@ -82,9 +82,10 @@ async function openFailedPages(deps: EngineDeps, sourceId: string): Promise<Dead
 }
 
 /**
- * The last run that listed the entity: the run that wrote the stored version, with its page and
- * fetch time, or a later run that listed it and found the stored version current (its mode read
- * from the run, its page unknown).
+ * The last run known to have listed the entity: the run that wrote the stored version, with its
+ * page and fetch time, or a later one that marked the row (a reconciliation that found it alive
+ * when confirming it by id; its mode read from the run, its page unknown). A run that listed it
+ * unchanged leaves no mark on the row.
  */
 async function lastListedOf(deps: EngineDeps, item: StoredItem): Promise<ItemExplanation['lastListed']> {
   const writer = item.provenance?.runId ?? item.runId;

@@ -18,6 +18,8 @@ import { RunLifecycle } from '../store/lifecycle.js';
 import { PositionStore } from '../store/positions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SecretBindingStore } from '../store/secret-bindings.js';
+import { SeenIndex } from '../store/seen-index.js';
+import { SeenPageStore } from '../store/seen-pages.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
@@ -71,12 +73,14 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
   const clock = options.clock ?? { now: () => Date.now() };
   const runs = new SyncRunStore(clients.doc, config.names.syncRunsTable);
   const sources = new SourceStore(clients.doc, config.names.sourcesTable);
+  const seenPages = new SeenPageStore(clients.doc, config.names.syncRunsTable);
   const secrets =
     options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
   return {
     runs,
     chains: new ChainStore(clients.doc, runs),
     positions: new PositionStore(clients.doc, config.names.syncRunsTable),
+    seen: { pages: seenPages, index: new SeenIndex(clients.doc, config.names.syncRunsTable, seenPages) },
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),

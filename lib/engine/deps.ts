@@ -12,6 +12,8 @@ import type { RunLifecycle } from '../store/lifecycle.js';
 import type { PositionStore } from '../store/positions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SecretBindingStore } from '../store/secret-bindings.js';
+import type { SeenIndex } from '../store/seen-index.js';
+import type { SeenPageStore } from '../store/seen-pages.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
 import type { RunEvents } from './run/events.js';
@@ -52,6 +54,8 @@ export interface EngineDeps {
   readonly chains: ChainStore;
   /** Positions too large to travel on a message, stored by reference (lib/engine/chain/positions.ts). */
   readonly positions: PositionStore;
+  /** What each page of a reconciliation listed, and its merge by key for the tombstone pass. */
+  readonly seen: { readonly pages: SeenPageStore; readonly index: SeenIndex };
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;

@@ -76,6 +76,8 @@ export interface StoredChain extends ChainCounters {
   readonly latest: string | null;
   readonly latestIds: readonly string[];
   readonly tailFrom: string | null;
+  /** The run filed an item dead letter from a page of this chain (see `SyncRunStore.markItemDeadLetters`). */
+  readonly itemDeadLetters: boolean;
 }
 
 /** Zeroed counters. */
@@ -124,6 +126,7 @@ export function toChain(item: Record<string, unknown>): StoredChain {
     latest: (item.latest ?? null) as string | null,
     latestIds: (item.latestIds ?? []) as string[],
     tailFrom: (item.tailFrom ?? null) as string | null,
+    itemDeadLetters: item.itemDeadLetters === true,
   };
 }
 

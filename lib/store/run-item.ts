@@ -30,6 +30,8 @@ export function toSyncRun(item: Record<string, unknown>, chains: readonly Stored
   const partitions = chains.filter((c) => c.partition !== undefined);
   return {
     ...runLevel(item),
+    // A chain's flag is news the run item's copy, kept by a worker, may not have (run-heads.ts).
+    ...(chains.some((c) => c.itemDeadLetters) ? { itemDeadLetters: true } : {}),
     nextPage: own?.nextPage ?? 1,
     checkpoint: own?.checkpoint ?? null,
     progress: {

@@ -16,8 +16,8 @@ import {
   type RunTrigger,
   type SyncRun,
 } from '../run/model.js';
-import { chainKey, newChainItem, type StoredChain } from './chain-item.js';
-import { chainRefsOfItem, readChains, withChains } from './chain-reads.js';
+import { type ChainRef, chainKey, newChainItem } from './chain-item.js';
+import { chainRefsOfItem, withChains } from './chain-reads.js';
 import {
   isConditionFailure,
   RunExistsError,
@@ -28,6 +28,7 @@ import {
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page, queryAll } from './paging.js';
 import { type Expected, explainRefusal } from './refusals.js';
 import { type Fence, fenceWrites } from './run-chains.js';
+import { RunHeads } from './run-heads.js';
 import { toSyncRun } from './run-item.js';
 import { type RunSummary, recentRunsOf, scanRuns } from './run-listings.js';
 
@@ -71,10 +72,15 @@ export const RUN_CONDITIONS = {
  * whole-item put after creation), so no write can erase what another wrote.
  */
 export class SyncRunStore {
+  /** The run items page steps read before their claim, and those this container keeps (see {@link RunHeads}). */
+  readonly heads: RunHeads;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
-  ) {}
+  ) {
+    this.heads = new RunHeads(doc, tableName);
+  }
 
   /** Stores a new queued run (epoch 1, page 1 next). Fails with {@link RunExistsError} on a reused id. */
   async create(run: NewRun): Promise<SyncRun> {
@@ -126,29 +132,6 @@ export class SyncRunStore {
     return Item ? (await withChains(this.doc, this.tableName, [Item]))[0] : undefined;
   }
 
-  /**
-   * The run item alone, read strongly consistent, as the model without its chains (`nextPage`,
-   * `checkpoint`, `handoff` and the open chains' counts are not in it): what a page step knows
-   * before its claim reads its chain. Undefined when there is no such run.
-   */
-  async head(runId: string): Promise<{ run: SyncRun; item: Record<string, unknown> } | undefined> {
-    const { Item } = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { runId }, ConsistentRead: true }),
-    );
-    return Item ? { run: toSyncRun(Item), item: Item } : undefined;
-  }
-
-  /**
-   * The run from its item and one of its chains just read by a write (a page step's claim): only
-   * the run's other chains, if it has any, are read.
-   */
-  async withChain(item: Record<string, unknown>, chain: StoredChain): Promise<SyncRun> {
-    const others = chainRefsOfItem(item).filter((ref) => ref.partition !== chain.partition);
-    if (others.length === 0) return toSyncRun(item, [chain]);
-    const read = (await readChains(this.doc, this.tableName, others)).get(item.runId as string) ?? [];
-    return toSyncRun(item, [chain, ...read]);
-  }
-
   /** The run, or {@link RunNotFoundError}. */
   async require(runId: string): Promise<SyncRun> {
     const run = await this.get(runId);
@@ -158,23 +141,34 @@ export class SyncRunStore {
 
   /**
    * Notes that the run filed an item dead letter, before it files it: from then on its pages look
-   * for the entries their loads resolve. Unconditional on the epoch (a fenced worker's entry is
-   * filed all the same); true is never taken back.
+   * for the entries their loads resolve. The flag goes on the run item and on the chain of the
+   * page that files it, whose next claim tells a container that kept the run item (see
+   * {@link RunHeads}). Unconditional on the epoch (a fenced worker's entry is filed all the same);
+   * true is never taken back.
    */
-  async markItemDeadLetters(runId: string): Promise<void> {
-    try {
-      await this.doc.send(
+  async markItemDeadLetters(runId: string, chain: ChainRef = { runId }): Promise<void> {
+    const mark = (Key: Record<string, unknown>) =>
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { runId },
+          Key,
           UpdateExpression: 'SET itemDeadLetters = :yes',
           ConditionExpression: 'attribute_exists(runId)',
           ExpressionAttributeValues: { ':yes': true },
         }),
       );
+    try {
+      await mark({ runId });
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       throw new RunNotFoundError(`run ${runId} not found`, { runId });
+    }
+    this.heads.forget(runId);
+    try {
+      await mark(chainKey(chain));
+    } catch (error) {
+      // A chain a restart from scratch deleted: the run's flag stands, and no page of it runs.
+      if (!isConditionFailure(error)) throw error;
     }
   }
 

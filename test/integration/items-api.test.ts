@@ -180,9 +180,10 @@ describe('GET /sources/{id}/items/{entityId} and explain', () => {
     expect(neverListed.status).toBe('never_listed');
     expect(neverListed.summary).toMatch(/^Never listed/);
     expect(stored.status).toBe('stored');
-    // The reconciliation listed it unchanged and left the row alone: the row is the full run's write.
+    // The reconciliation listed it unchanged and left the row alone (it records what it listed per
+    // page, not on the row): the row is the full run's write.
     expect(stored.item.provenance.runId).toBe(full.runId);
-    expect(stored.lastListed).toMatchObject({ runId: reconciliation.runId, mode: 'reconciliation' });
+    expect(stored.lastListed).toMatchObject({ runId: full.runId, mode: 'full' });
     expect(stored.item.provenance.firstRunId).toBe(full.runId);
   });
 

@@ -2,7 +2,9 @@ import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs
 import type { HandlerExecutionContext, InitializeHandlerArguments, Pluggable } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processPage, startRun } from '../../lib/engine/index.js';
+import { resumeChains } from '../../lib/engine/run/restart.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
+import { SyncRunStore } from '../../lib/store/sync-runs.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
 
@@ -67,6 +69,29 @@ async function takeOne(runId: string): Promise<PageMessage> {
   throw new Error(`no page message for run ${runId}`);
 }
 
+/** Processes one page message, returning the step's result and its control-plane requests by operation. */
+async function countedPage(message: PageMessage) {
+  counted.length = 0;
+  counting = true;
+  let result: Awaited<ReturnType<typeof processPage>>;
+  try {
+    result = await processPage(engine.deps, message);
+  } finally {
+    counting = false;
+  }
+  const ops: Record<string, number> = {};
+  for (const op of counted) ops[op] = (ops[op] ?? 0) + 1;
+  return { result, ops };
+}
+
+/** Starts a run of a fresh source and processes its first `pages` pages; returns the run id. */
+async function runPages(sourceId: string, pages: number): Promise<string> {
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 5 }));
+  const { runId } = await startRun(engine.deps, { sourceId, mode: 'full' });
+  for (let page = 1; page <= pages; page++) await processPage(engine.deps, await takeOne(runId));
+  return runId;
+}
+
 /** Runs a whole run page by page, returning each page's control-plane requests by operation. */
 async function pagesOfARun(
   sourceId = 'requests',
@@ -76,19 +101,7 @@ async function pagesOfARun(
   await before?.();
   const { runId } = await startRun(engine.deps, { sourceId, mode: 'full' });
   const pages: Record<string, number>[] = [];
-  for (let page = 1; page <= PAGES; page++) {
-    const message = await takeOne(runId);
-    counted.length = 0;
-    counting = true;
-    try {
-      await processPage(engine.deps, message);
-    } finally {
-      counting = false;
-    }
-    const byOperation: Record<string, number> = {};
-    for (const op of counted) byOperation[op] = (byOperation[op] ?? 0) + 1;
-    pages.push(byOperation);
-  }
+  for (let page = 1; page <= PAGES; page++) pages.push((await countedPage(await takeOne(runId))).ops);
   return pages;
 }
 
@@ -113,9 +126,60 @@ describe('control-plane requests of a page', () => {
     for (const ops of pages) expect(ops['DynamoDB.Query'] ?? 0).toBe(0);
   });
 
-  it('costs at most 6 engine requests a page in the middle of a run (8 with the queue’s receive and delete)', () => {
-    // The run item's read, the claim, the budget's take and settle, the commit, the next page's send.
-    for (const ops of pages.slice(1, -1)) expect(total(ops)).toBeLessThanOrEqual(6);
+  it('reads the run item on its first pages only: later pages use the copy their worker kept', () => {
+    // Page 1 reads the queued run and again once started; page 2 reads the running run and keeps it.
+    expect(pages[1]!['DynamoDB.GetItem'] ?? 0).toBe(1);
+    for (const ops of pages.slice(2, -1)) expect(ops['DynamoDB.GetItem'] ?? 0).toBe(0);
+  });
+
+  it('costs at most 5 engine requests a page in the middle of a run (7 with the queue’s receive and delete)', () => {
+    // The claim, the budget's take and settle, the commit, the next page's send.
+    for (const ops of pages.slice(2, -1)) expect(total(ops)).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('a run item kept by the worker from the previous page', () => {
+  it('does not let a page of a fenced epoch through: the claim refuses it and the run is read again', async () => {
+    const runId = await runPages('kept-fenced', 2);
+    const stale = await takeOne(runId);
+    await resumeChains(engine.deps, await engine.deps.runs.require(runId));
+
+    const { result, ops } = await countedPage(stale);
+
+    expect(result).toEqual({ outcome: 'dropped', reason: 'stale_epoch' });
+    expect(ops['DynamoDB.GetItem'] ?? 0).toBeGreaterThanOrEqual(1);
+    const run = await engine.deps.runs.require(runId);
+    expect({ epoch: run.epoch, nextPage: run.nextPage, pages: run.progress.pages }).toEqual({
+      epoch: 2,
+      nextPage: 3,
+      pages: 2,
+    });
+  });
+
+  it('stops at a cancel it did not read: the cancel marked the chain the claim writes', async () => {
+    const runId = await runPages('kept-cancelled', 2);
+    const next = await takeOne(runId);
+    await engine.deps.lifecycle.cancel(runId, Date.now());
+
+    const { result } = await countedPage(next);
+
+    expect(result).toEqual({ outcome: 'dropped', reason: 'run_cancelled' });
+    const run = await engine.deps.runs.require(runId);
+    expect({ state: run.state, pages: run.progress.pages }).toEqual({ state: 'cancelled', pages: 2 });
+  });
+
+  it('learns from its claim that another worker filed the run’s first item dead letter', async () => {
+    const runId = await runPages('kept-dead-letter', 2);
+    const next = await takeOne(runId);
+    // Another container (its own store, its own kept items) marks the run before filing an entry.
+    await new SyncRunStore(engine.aws.clients.doc, engine.aws.names.syncRunsTable).markItemDeadLetters(runId);
+
+    const { result, ops } = await countedPage(next);
+
+    expect(result).toMatchObject({ outcome: 'committed' });
+    expect(ops['DynamoDB.GetItem'] ?? 0).toBe(0);
+    // The page looks for entries its loads resolve, as every page of a run with dead letters does.
+    expect(ops['DynamoDB.Query'] ?? 0).toBeGreaterThanOrEqual(1);
   });
 });
 

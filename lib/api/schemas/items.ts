@@ -113,7 +113,10 @@ export const ItemExplanationSchema = z
         at: IsoTimeSchema.nullable(),
       })
       .nullable()
-      .meta({ description: 'The last run that listed it (it may have found the stored version current)' }),
+      .meta({
+        description:
+          'The last run that wrote it, or found it alive when confirming it by id. A run that listed it unchanged writes nothing, so later runs may have listed it since: the source’s last successful run is when it was last synced',
+      }),
     tombstone: z.object({ at: IsoTimeSchema, runId: RunIdSchema.nullable() }).nullable(),
     deadLetters: z.array(DeadLetterViewSchema).meta({
       description:

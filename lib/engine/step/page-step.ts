@@ -14,6 +14,7 @@ import {
   PageOutOfOrderError,
   RunStateError,
 } from '../../store/errors.js';
+import type { RunHead } from '../../store/run-heads.js';
 import { failUnavailable } from '../chain/deferral.js';
 import { resendFailedSuccessor } from '../chain/handoff.js';
 import { planPartitions, wantsPartitions } from '../chain/planning.js';
@@ -42,32 +43,61 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     page: message.page,
     ...(message.partition !== undefined ? { partition: message.partition } : {}),
   });
-  const head = await deps.runs.head(message.runId);
+  // The run item this container kept from the run's previous page stands in for a read; the claim
+  // confirms it (lib/store/run-heads.ts). A refused claim reads the run and judges again.
+  const kept =
+    message.partition === undefined ? deps.runs.heads.recall(message.runId, message.epoch) : undefined;
+  if (kept && !runDropReason(kept.run, message)) {
+    const result = await stepOnHead(deps, kept, message, log, true);
+    if (result !== HEAD_STALE) return result;
+    deps.runs.heads.forget(message.runId);
+  }
+  const head = await deps.runs.heads.read(message.runId);
   const early =
     runDropReason(head?.run, message) ?? (head?.run.inlineChains ? dropReason(head.run, message) : undefined);
   if (early || !head) return dropped(deps, log, early ?? 'run_not_found');
-  let run = head.run;
-  if (run.inlineChains) {
+  if (head.run.inlineChains) {
     log.warn('run stored by an earlier version; ending it', { reason: CHAINS_INLINE });
-    await endInlineRun(deps, run);
+    await endInlineRun(deps, head.run);
     return { outcome: 'failed', reason: CHAINS_INLINE };
   }
+  return (await stepOnHead(deps, head, message, log, false)) as StepResult;
+}
+
+/** A kept run item the claim did not confirm: the step reads the run and starts again. */
+const HEAD_STALE = Symbol('head stale');
+
+/**
+ * The step from its claim on, given the run item read (or kept, `kept`) before it. With a kept
+ * item, a claim refused because the run moved on (fenced, ended, cancelled, gone) returns
+ * {@link HEAD_STALE} before anything was done.
+ */
+async function stepOnHead(
+  deps: EngineDeps,
+  head: RunHead,
+  message: PageMessage,
+  log: HarvesterLogger,
+  kept: boolean,
+): Promise<StepResult | typeof HEAD_STALE> {
+  let run = head.run;
   let claimed = false;
   try {
     if (run.state === 'queued') await startOnce(deps, run);
     // The first heartbeat of the step, before any work: silence from here on means this worker
     // died. It reads the page's chain too: a refusal says the page is a duplicate or early.
     const chain = await claimPage(deps, run, message);
-    if (typeof chain === 'string') return dropped(deps, log, chain);
+    if (typeof chain === 'string') return kept ? HEAD_STALE : dropped(deps, log, chain);
     claimed = true;
     run =
       run.state === 'queued'
         ? await deps.runs.require(run.runId)
-        : await deps.runs.withChain(head.item, chain);
+        : await deps.runs.heads.withChain(head.item, chain);
     const early = await continuationChecks(deps, run, message, log);
     if (early) return early;
     return await processOwnedPage(deps, run, message, log);
   } catch (error) {
+    if (kept && !claimed && (error instanceof OwnershipLostError || error instanceof RunStateError))
+      return HEAD_STALE;
     // Fenced, cancelled, finished or gone: the run is no longer this worker's.
     if (error instanceof OwnershipLostError) {
       deps.metrics.count(METRIC.droppedMessages, 1, { name: 'Reason', value: error.name });

@@ -29,7 +29,10 @@ export async function fileItemDeadLetter(
 ): Promise<void> {
   const { deps, run } = context;
   if (run.itemDeadLetters === false && !marked.has(context)) {
-    await deps.runs.markItemDeadLetters(run.runId);
+    await deps.runs.markItemDeadLetters(run.runId, {
+      runId: run.runId,
+      partition: context.message.partition,
+    });
     marked.add(context);
   }
   await deps.deadLetters.record({ ...failure, kind: 'item' });

@@ -26,6 +26,7 @@ import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/r
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
 import { fileItemDeadLetter, mayResolveItemDeadLetters } from './item-dead-letters.js';
+import { recordListed } from './seen-listing.js';
 import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 
@@ -125,6 +126,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     ? await unreadByPartition(context.deps.items, run.sourceId, partition, normalized.entities)
     : normalized.entities;
   const loaded = await loadEntities(context, entities, stepProvenance(context, trail));
+  await recordListed(context, [...normalized.entities.map((e) => e.id), ...normalized.invalid]);
   await context.checkpointHook('afterLoad');
   // A stream ordered by key states its watermark (its listing's start minus a skew margin).
   const watermark =
@@ -162,9 +164,11 @@ function estimatedTotal(run: StepContext['run'], page: FetchedPage): number | nu
 async function normalizeAll(
   context: StepContext,
   raws: unknown[],
-): Promise<{ entities: Entity[]; failures: number }> {
+): Promise<{ entities: Entity[]; failures: number; invalid: string[] }> {
   const { deps, run, message, connector, config } = context;
   const byId = new Map<string, Entity>();
+  // Ids of records that do not normalize: they still exist at the source (a reconciliation's seen).
+  const invalid: string[] = [];
   let failures = 0;
   for (const raw of raws) {
     const result = connector.normalize(config, raw);
@@ -175,11 +179,9 @@ async function normalizeAll(
     }
     // Without an id, the record's content names it: listed again, it files the same entry.
     const ref = result.ref ?? unidentifiedRef(raw);
+    if (result.ref) invalid.push(result.ref);
     if (await filedByThisPass(context, ref)) continue;
     failures += 1;
-    // The entity still exists at the source: a reconciliation must not tombstone it.
-    if (run.mode === 'reconciliation' && result.ref)
-      await deps.items.markSeen(run.sourceId, result.ref, run.runId);
     await fileItemDeadLetter(context, {
       sourceId: run.sourceId,
       ref,
@@ -195,7 +197,7 @@ async function normalizeAll(
     });
   }
   if (failures > 0) deps.metrics.count(METRIC.deadLetters, failures, { name: 'Kind', value: 'item' });
-  return { entities: [...byId.values()], failures };
+  return { entities: [...byId.values()], failures, invalid };
 }
 
 /**
@@ -246,10 +248,6 @@ export async function loadEntities(
   );
   let failed = 0;
   for (const result of results) {
-    // Reconciliation: every entity the listing served is alive, whatever became of its write.
-    if (result.status !== 'written' && run.mode === 'reconciliation') {
-      await deps.items.markSeen(run.sourceId, result.entityId, run.runId);
-    }
     if (result.status !== 'too_large' && result.status !== 'unstorable') continue;
     failed += 1;
     await fileItemDeadLetter(context, {

@@ -17,15 +17,27 @@ export function isTombstoneSlice(cursor: string | null): cursor is string {
   return cursor?.startsWith(PREFIX) ?? false;
 }
 
-/** The cursor of the slice starting after `afterEntityId` (null: the first slice). */
-export function tombstoneSlice(afterEntityId: string | null): string {
-  return `${PREFIX}${afterEntityId === null ? '' : encodeURIComponent(afterEntityId)}`;
+/**
+ * The cursor of the slice starting after `afterEntityId` (null: the first slice). `listedPages`:
+ * how many pages the listing had, whose seen records the pass reads (null: a cursor of a version
+ * that kept marks on the items instead).
+ */
+export function tombstoneSlice(afterEntityId: string | null, listedPages: number | null): string {
+  const after = afterEntityId === null ? '' : encodeURIComponent(afterEntityId);
+  // `|` is escaped by encodeURIComponent, so it cannot occur in the key part.
+  return `${PREFIX}${after}${listedPages === null ? '' : `|${listedPages}`}`;
 }
 
 /** The key a slice cursor starts after (null: the first key). */
 export function sliceStart(cursor: string): string | null {
-  const rest = cursor.slice(PREFIX.length);
+  const rest = cursor.slice(PREFIX.length).split('|')[0]!;
   return rest === '' ? null : decodeURIComponent(rest);
+}
+
+/** How many pages the listing before the pass had (null: not recorded, see {@link tombstoneSlice}). */
+export function listedPagesOf(cursor: string): number | null {
+  const count = cursor.slice(PREFIX.length).split('|')[1];
+  return count === undefined ? null : Number(count);
 }
 
 /**
@@ -41,5 +53,5 @@ export function afterListingPage(context: StepContext, nextCursor: string | null
     });
     return null;
   }
-  return tombstoneSlice(null);
+  return tombstoneSlice(null, context.message.page);
 }

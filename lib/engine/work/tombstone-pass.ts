@@ -6,7 +6,8 @@ import type { StepContext, StepResult } from '../step/context.js';
 import { type Confirmation, confirmAbsence } from './confirm-absence.js';
 import { fileItemDeadLetter } from './item-dead-letters.js';
 import { commitAndContinue } from './page-work.js';
-import { sliceStart, tombstoneSlice } from './tombstone-cursor.js';
+import { seenScope } from './seen-listing.js';
+import { listedPagesOf, sliceStart, tombstoneSlice } from './tombstone-cursor.js';
 
 /**
  * The tombstone pass of a reconciliation run: after a complete listing, the items the
@@ -46,10 +47,11 @@ function candidatesOf(
   run: { readonly runId: string },
   keys: readonly SliceKey[],
   next: string | null,
+  seen: ReadonlySet<string>,
 ): { candidates: SliceKey[]; next: string | null } {
   const candidates: SliceKey[] = [];
   for (const [index, key] of keys.entries()) {
-    if (key.lastSeenRunId === run.runId || key.tombstonedAt !== undefined) continue;
+    if (seen.has(key.entityId) || key.lastSeenRunId === run.runId || key.tombstonedAt !== undefined) continue;
     // The key before it exists: at least one candidate came before this one.
     if (candidates.length === CONFIRMATIONS_PER_SLICE) return { candidates, next: keys[index - 1]!.entityId };
     candidates.push(key);
@@ -67,9 +69,12 @@ function candidatesOf(
  */
 export async function tombstonePage(context: StepContext): Promise<StepResult> {
   const { deps, run, message } = context;
-  const after = sliceStart(message.cursor ?? tombstoneSlice(null));
+  const cursor = message.cursor ?? tombstoneSlice(null, null);
+  const after = sliceStart(cursor);
+  const listedPages = listedPagesOf(cursor);
   const slice = await deps.items.keySlice(run.sourceId, after, TOMBSTONE_SLICE_KEYS);
-  const { candidates, next: sliceNext } = candidatesOf(run, slice.items, slice.next);
+  const seen = await seenInSlice(context, listedPages, slice.items);
+  const { candidates, next: sliceNext } = candidatesOf(run, slice.items, slice.next, seen);
   const limit = pLimit(RETRY_CONCURRENCY);
   const verdicts = await Promise.all(
     candidates.map((key) => limit(() => confirmAbsence(context, key.entityId))),
@@ -101,13 +106,31 @@ export async function tombstonePage(context: StepContext): Promise<StepResult> {
   });
   return commitAndContinue(context, {
     // A deferral at the slice's first candidate starts the next slice where this one started.
-    cursor: next === null && firstDeferred === -1 ? null : tombstoneSlice(next),
+    cursor: next === null && firstDeferred === -1 ? null : tombstoneSlice(next, listedPages),
     watermark: run.checkpoint?.watermark ?? null,
     processed: 0,
     errors: failed.length,
     total: null,
     tombstoned,
   });
+}
+
+/**
+ * The slice's keys the listing served, from the listing's seen records (one record per page,
+ * merged by key at the first slice). A key the listing wrote carries the run as its
+ * `lastSeenRunId` too; a cursor without the listing's page count (a run begun by a version that
+ * marked every item) has marks only.
+ */
+async function seenInSlice(
+  context: StepContext,
+  listedPages: number | null,
+  keys: readonly SliceKey[],
+): Promise<ReadonlySet<string>> {
+  const first = keys[0]?.entityId;
+  const last = keys.at(-1)?.entityId;
+  if (listedPages === null || first === undefined || last === undefined) return new Set();
+  const { deps } = context;
+  return deps.seen.index.seenBetween(seenScope(context), listedPages, first, last, deps.clock.now());
 }
 
 /** The key the next slice starts after so that it starts at `candidate`. */
