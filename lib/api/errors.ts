@@ -95,3 +95,18 @@ export class SourcePolicyError extends ApiError {
     );
   }
 }
+
+/**
+ * A dead letter that is gone because a run loaded its entity since: there is nothing left to
+ * discard. `runId` names the run that stored the entity's current version.
+ */
+export class DeadLetterResolvedError extends ApiError {
+  override readonly name = 'DeadLetterResolvedError';
+  constructor(
+    readonly entryId: string,
+    readonly runId: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EngineDeps } from '../engine/index.js';
 import { RUN_MODES, type RunMode, type SyncRun } from '../run/model.js';
+import { type Discard, isOpen } from '../store/dead-letter-model.js';
 import { type DeadLetter, deadLetterEntryId } from '../store/dead-letters.js';
 import type { StoredItem } from '../store/items.js';
 import { type ItemView, toItemView } from './item-views.js';
@@ -18,7 +19,7 @@ const FAILED_PAGES_SHOWN = 20;
  * Why an entity is stored as it is, or not at all, from what the engine recorded: the item and
  * its provenance, the entity's open dead letter, the source's failed pages and watermark, and the
  * runs named on the row. Resolved dead letters leave the table; a version stored by a retry-failed
- * run is how a resolved one shows.
+ * run is how a resolved one shows. A discarded one stays, with who gave up on it, when and why.
  */
 export async function explainItem(
   deps: EngineDeps,
@@ -46,6 +47,7 @@ export async function explainItem(
         ? { at: iso(item.tombstonedAt)!, runId: item.tombstonedBy ?? null }
         : null,
     deadLetters: deadLetter ? [toDeadLetterView(deadLetter)] : [],
+    discard: deadLetter?.discard && !isOpen(deadLetter) ? discardView(deadLetter.discard) : null,
     failedPages: failedPages.map(toDeadLetterView),
     watermark: source.watermark,
   };
@@ -57,7 +59,17 @@ function statusOf(
 ): ItemExplanation['status'] {
   if (item?.tombstonedAt !== undefined) return 'tombstoned';
   if (item) return deadLetter ? 'stored_stale' : 'stored';
-  return deadLetter ? 'dead_lettered' : 'never_listed';
+  if (!deadLetter) return 'never_listed';
+  return isOpen(deadLetter) ? 'dead_lettered' : 'discarded';
+}
+
+function discardView(discard: Discard): NonNullable<ItemExplanation['discard']> {
+  return { at: iso(discard.at)!, by: discard.by, reason: discard.reason };
+}
+
+/** `discarded by arn:… at 2026-…: "reason"` (no `by` locally, where the API knows no caller). */
+function discardText(discard: Discard): string {
+  return `discarded${discard.by ? ` by ${discard.by}` : ''} at ${iso(discard.at)}: "${discard.reason}"`;
 }
 
 /** Page entries sort after item entries (`page#…` > `item#…`): read from the first one on. */
@@ -70,9 +82,10 @@ async function openFailedPages(deps: EngineDeps, sourceId: string): Promise<Dead
 }
 
 /**
- * The last run that listed the entity: the run that wrote the stored version, with its page and
- * fetch time, or a later run that listed it and found the stored version current (its mode read
- * from the run, its page unknown).
+ * The last run known to have listed the entity: the run that wrote the stored version, with its
+ * page and fetch time, or a later one that marked the row (a reconciliation that found it alive
+ * when confirming it by id; its mode read from the run, its page unknown). A run that listed it
+ * unchanged leaves no mark on the row.
  */
 async function lastListedOf(deps: EngineDeps, item: StoredItem): Promise<ItemExplanation['lastListed']> {
   const writer = item.provenance?.runId ?? item.runId;
@@ -104,6 +117,7 @@ function summaryOf(
   const failure = deadLetter
     ? `dead-lettered with reason "${deadLetter.reason}" in run ${deadLetter.runId} (page ${deadLetter.page}, ${deadLetter.attempts} attempt${deadLetter.attempts === 1 ? '' : 's'}, last ${iso(deadLetter.lastFailedAt)})`
     : '';
+  const given = deadLetter?.discard && !isOpen(deadLetter) ? `; ${discardText(deadLetter.discard)}` : '';
   const stored = item
     ? `version ${item.version} stored by ${item.provenance.mode ?? 'run'} run ${item.provenance.runId}${item.provenance.page === null ? '' : ` (page ${item.provenance.page})`} at ${item.provenance.storedAt}`
     : '';
@@ -111,11 +125,13 @@ function summaryOf(
     case 'stored':
       return `Stored: ${stored}.${item?.provenance.mode === 'dlq_retry' ? ' A retry-failed run recovered it.' : ''}`;
     case 'stored_stale':
-      return `Stale: ${stored}; a later read of it was ${failure}, so the stored version is older than the source's.`;
+      return `Stale: ${stored}; a later read of it was ${failure}${given}, so the stored version is older than the source's.`;
     case 'tombstoned':
       return `Tombstoned: reconciliation run ${item?.tombstonedBy ?? 'unknown'} found it gone from the source at ${item?.tombstonedAt}; the last version stored was ${item?.version}.`;
     case 'dead_lettered':
       return `Not stored: ${failure}. Retry failed (\`harvester dlq retry\`) fetches it again.`;
+    case 'discarded':
+      return `Not stored, given up: ${failure}${given}. Retries leave it alone; a new failure of it in a later run opens it again.`;
     case 'never_listed': {
       const since = watermark
         ? ` Incremental runs list only entities modified since the watermark ${watermark}.`

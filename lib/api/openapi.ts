@@ -26,6 +26,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   404: 'Not found',
   405: 'This path does not take this method; the `Allow` header and `allowed` list the ones it does',
   409: 'Conflict with the current state (source busy: `activeRunId` names the active run)',
+  410: 'Gone: the dead letter was resolved by a run that loaded its entity (`runId` names it)',
   413: 'Body larger than 64 KB (checked on every route, before anything else)',
   415: 'Body not sent as application/json (checked on every route that is sent a body)',
   500: 'Unexpected error; the detail quotes the request id of the log entry',

@@ -15,6 +15,7 @@ import {
 } from '../store/errors.js';
 import { InvalidCursorError } from '../store/paging.js';
 import {
+  DeadLetterResolvedError,
   type FieldError,
   MalformedJsonError,
   MethodNotAllowedError,
@@ -46,6 +47,7 @@ export const PROBLEM_TYPES = {
   runEnded: 'tag:harvester,2025:problems/run-ended',
   conflict: 'tag:harvester,2025:problems/conflict',
   deadLetterDiscarded: 'tag:harvester,2025:problems/dead-letter-discarded',
+  deadLetterResolved: 'tag:harvester,2025:problems/dead-letter-resolved',
   blank: 'about:blank',
 } as const;
 
@@ -63,6 +65,10 @@ export const ProblemSchema = z
       .optional()
       .meta({ description: 'Fields that failed validation, by dot path' }),
     activeRunId: z.string().optional().meta({ description: '409 source-busy: the run holding the source' }),
+    runId: z
+      .string()
+      .optional()
+      .meta({ description: '410 dead-letter-resolved: the run that stored the entity since' }),
     knownConnectors: z.array(z.string()).optional(),
     allowed: z.array(z.string()).optional().meta({ description: '405: the methods the path allows' }),
   })
@@ -154,6 +160,10 @@ export function problemFor(error: unknown): MappedProblem {
     return problem(T.notFound, 'Dead letter not found', 404, error.message);
   if (error instanceof DeadLetterConflictError)
     return problem(T.deadLetterDiscarded, 'Dead letter already discarded', 409, error.message);
+  if (error instanceof DeadLetterResolvedError)
+    return problem(T.deadLetterResolved, 'Dead letter already resolved', 410, error.message, {
+      runId: error.runId,
+    });
   if (error instanceof RouteNotFoundError) return problem(T.blank, 'Not Found', 404, error.message);
   if (error instanceof MethodNotAllowedError)
     return {

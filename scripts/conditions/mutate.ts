@@ -4,6 +4,7 @@
  * a shared clause (`RUN_CONDITIONS.runningAtEpoch`) or the literal part of a template (` AND
  * epoch = :epoch`). See docs/testing.md ("Condition mutants").
  */
+import { TABLES, type TableDefinition } from '../../lib/resources/definitions.js';
 
 /** One weakened version of a condition fragment. */
 export interface Mutant {
@@ -22,6 +23,40 @@ export interface Mutant {
  * compares. See docs/testing.md.
  */
 const MISSING_IS_UNEQUAL = 'a missing attribute already compares unequal (`<>`) on the emulator';
+
+/**
+ * A condition is judged against an empty item when the item does not exist, and a comparison
+ * (`=`, `<`, `>=`, `IN`, …, not `<>`) with a missing attribute is false: so `attribute_exists(k)`
+ * of a table's key `k` beside such a comparison in an AND adds nothing the comparison does not
+ * already refuse. The clause stays: it says that the write never creates the item.
+ */
+const ITEM_MISSING =
+  "a missing item has no attribute to compare: the AND's comparison already refuses it (the clause says the write never creates the item)";
+
+/** The key attributes of the tables: `attribute_exists` of one of them is true for every item that exists. */
+const TABLE_KEYS: ReadonlySet<string> = new Set(
+  Object.values(TABLES).flatMap((table: TableDefinition) => [
+    table.partitionKey.name,
+    ...(table.sortKey ? [table.sortKey.name] : []),
+  ]),
+);
+
+/** A comparison that is false on a missing attribute: `x = :v`, `x >= :v`, `x IN (…)`, not `x <> :v`. */
+function falseWhenMissing(clause: string): boolean {
+  if (/^[#\w.[\]]+\s+IN\s*\(/.test(clause)) return true;
+  const match = /^[#\w.[\]]+\s*(<>|<=|>=|<|>|=)\s*:\w+$/.exec(clause);
+  return match !== null && match[1] !== '<>';
+}
+
+/** Dropping `attribute_exists(key)` from an AND that also compares an attribute: see {@link ITEM_MISSING}. */
+function keyExistenceBesideComparison(
+  clause: string,
+  chain: 'AND' | 'OR',
+  siblings: readonly string[],
+): boolean {
+  const key = /^attribute_exists\(\s*(\w+)\s*\)$/.exec(clause)?.[1];
+  return chain === 'AND' && key !== undefined && TABLE_KEYS.has(key) && siblings.some(falseWhenMissing);
+}
 
 const COMPARATOR_SWAPS: Readonly<Record<string, readonly string[]>> = {
   '<': ['<=', '<>'],
@@ -95,14 +130,19 @@ function clauseDrops(fragment: string): Mutant[] {
           .filter((other) => other !== piece)
           .map((other) => fragment.slice(other.start, other.end));
         const unequal = new RegExp(`^${escapeRegExp(path)}\\s*<>\\s*:\\w+$`);
-        const equivalent =
+        const missingIsUnequal =
           chain === 'OR' &&
           clause === `attribute_not_exists(${path})` &&
           siblings.some((other) => unequal.test(other));
+        const equivalent = missingIsUnequal
+          ? MISSING_IS_UNEQUAL
+          : keyExistenceBesideComparison(clause, chain, siblings)
+            ? ITEM_MISSING
+            : undefined;
         mutants.push({
           description: `drop \`${clause}\``,
           text: fragment.slice(0, piece.start) + constant + fragment.slice(piece.end),
-          ...(equivalent ? { equivalent: MISSING_IS_UNEQUAL } : {}),
+          ...(equivalent ? { equivalent } : {}),
         });
       }
       if (chain === 'OR' && split(fragment, piece, 'AND').connectors > 0) visit(piece);

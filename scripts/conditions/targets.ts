@@ -9,11 +9,13 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
   'chain-commit.ts': [
     'test/integration/sync-run-store.test.ts',
     'test/integration/chain-endings.test.ts',
+    'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
   'chains.ts': [
     'test/integration/sync-run-store.test.ts',
     'test/integration/chain-endings.test.ts',
+    'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
   'dead-letters.ts': ['test/integration/dead-letter-store.test.ts'],
@@ -27,6 +29,7 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
   'run-chains.ts': [
     'test/integration/sync-run-store.test.ts',
     'test/integration/chain-endings.test.ts',
+    'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
   'sources.ts': [
@@ -34,5 +37,9 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
     'test/integration/sync-run-store.test.ts',
     'test/integration/source-writes.test.ts',
   ],
-  'sync-runs.ts': ['test/integration/sync-run-store.test.ts', 'test/integration/partitions.test.ts'],
+  'sync-runs.ts': [
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/chain-store.test.ts',
+    'test/integration/partitions.test.ts',
+  ],
 };

@@ -44,9 +44,10 @@ afterAll(async () => {
 describe('dlq show and dlq discard', () => {
   let runId: string;
   let entryIds: string[];
+  let fake: Awaited<ReturnType<typeof setup.startFake>>;
 
   it('shows a dead letter in full: the whole reason, the record as exact JSON, attempts, history', async () => {
-    const fake = await setup.startFake({ entities: 40, seed: 4711, profile: { invalidRecords: BROKEN } });
+    fake = await setup.startFake({ entities: 40, seed: 4711, profile: { invalidRecords: BROKEN } });
     await putSource(engine.deps, SOURCE, 'rest-json', fakeRestConfig(fake.url));
     runId = (await setup.runToEnd(SOURCE, 'full')).runId;
     const listed = JSON.parse((await cli('dlq', 'list', SOURCE, '--json')).stdout);
@@ -166,5 +167,24 @@ describe('dlq show and dlq discard', () => {
       'discarded',
       'last_failure',
     ]);
+  });
+
+  it('discarding an entry a retry has resolved answers 410, naming the run that stored the entity', async () => {
+    fake.control.setProfile('none');
+    const retry = await setup.runToEnd(SOURCE, 'dlq_retry');
+    const resolved = entryIds[2]!;
+    expect(await engine.deps.deadLetters.get(SOURCE, resolved)).toBeUndefined();
+
+    const res = await cli('dlq', 'discard', SOURCE, resolved, '--reason', 'too late');
+    const json = JSON.parse(
+      (await cli('dlq', 'discard', SOURCE, resolved, '--reason', 'x', '--json')).stderr,
+    );
+
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`Dead letter already resolved: dead letter ${resolved} of source ${SOURCE}`);
+    expect(res.stderr).toContain(
+      `dlq_retry run ${retry.runId} stored entity ${resolved.slice('item#'.length)}`,
+    );
+    expect(json).toMatchObject({ status: 410, runId: retry.runId });
   });
 });

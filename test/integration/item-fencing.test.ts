@@ -1,29 +1,24 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Entity } from '../../lib/connectors/contract.js';
 import { processPage, startRun } from '../../lib/engine/index.js';
 import { parsePageMessage } from '../../lib/queue/page-message.js';
-import { entityId, type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { entityId, type FakeSource } from '../../tools/fake-source/index.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /*
  * Fenced item writes (issue 10): a worker whose epoch is no longer current, or a late worker of
  * an older run, cannot change newer or equal data and never clears a tombstone.
  */
 
-let engine: TestEngine;
 let fake: FakeSource;
 const T = '2026-01-01T00:00:00Z';
 const LATER = '2026-01-01T00:00:01Z';
 
+const { engine, startFake } = useEngineWithFakes('itemfence', { workers: 0 });
 beforeAll(async () => {
-  engine = await setUpTestEngine('itemfence');
-  fake = await startFakeSource({ entities: 20, seed: 5 });
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: 20, seed: 5 });
 });
 
 const entity = (id: string, version: string, title: string): Entity => ({ id, version, data: { title } });

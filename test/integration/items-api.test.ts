@@ -170,6 +170,7 @@ describe('GET /sources/{id}/items/{entityId} and explain', () => {
     const stored = (await call(`/sources/${sourceId}/items/e-000001/explain`)).json;
 
     expect(deadLettered.status).toBe('dead_lettered');
+    expect(deadLettered.discard).toBeNull();
     expect(deadLettered.summary).toMatch(/item too large/);
     expect(deadLettered.deadLetters[0]).toMatchObject({ ref: 'e-000007' });
     expect(deadLettered.item).toBeNull();
@@ -179,9 +180,37 @@ describe('GET /sources/{id}/items/{entityId} and explain', () => {
     expect(neverListed.status).toBe('never_listed');
     expect(neverListed.summary).toMatch(/^Never listed/);
     expect(stored.status).toBe('stored');
-    // The reconciliation listed it unchanged and left the row alone: the row is the full run's write.
+    // The reconciliation listed it unchanged and left the row alone (it records what it listed per
+    // page, not on the row): the row is the full run's write.
     expect(stored.item.provenance.runId).toBe(full.runId);
-    expect(stored.lastListed).toMatchObject({ runId: reconciliation.runId, mode: 'reconciliation' });
+    expect(stored.lastListed).toMatchObject({ runId: full.runId, mode: 'full' });
     expect(stored.item.provenance.firstRunId).toBe(full.runId);
+  });
+
+  it('explains a discarded entity as discarded, with who gave up on it, when and why', async () => {
+    const { fake, sourceId } = await newSource(10, 10);
+    fake.control.resize(['e-000004'], 400 * 1_024);
+    const run = await runToEnd(sourceId, 'full');
+    const at = Date.parse('2026-03-01T10:00:00Z');
+    await engine.deps.deadLetters.discard(sourceId, 'item#e-000004', {
+      at,
+      by: 'arn:aws:iam::123456789012:user/ops',
+      reason: 'oversized upstream, accepted',
+    });
+
+    const story = (await call(`/sources/${sourceId}/items/e-000004/explain`)).json;
+
+    expect(story.status).toBe('discarded');
+    expect(story.discard).toEqual({
+      at: '2026-03-01T10:00:00.000Z',
+      by: 'arn:aws:iam::123456789012:user/ops',
+      reason: 'oversized upstream, accepted',
+    });
+    expect(story.summary).toMatch(/^Not stored, given up: dead-lettered with reason "item too large/);
+    expect(story.summary).toContain(`in run ${run.runId}`);
+    expect(story.summary).toContain(
+      'discarded by arn:aws:iam::123456789012:user/ops at 2026-03-01T10:00:00.000Z: "oversized upstream, accepted"',
+    );
+    expect(story.deadLetters[0]).toMatchObject({ ref: 'e-000004' });
   });
 });

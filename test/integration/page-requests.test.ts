@@ -1,13 +1,13 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { HandlerExecutionContext, InitializeHandlerArguments, Pluggable } from '@smithy/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GRANT } from '../../lib/budget/grants.js';
 import { processPage, startRun } from '../../lib/engine/index.js';
 import { resumeChains } from '../../lib/engine/run/restart.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { SyncRunStore } from '../../lib/store/sync-runs.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /*
  * What one page costs the control plane: every AWS request the page step makes that is not an
@@ -17,15 +17,17 @@ import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../
  */
 
 const PAGES = 6;
-let engine: TestEngine;
 let fake: FakeSource;
 let counting = false;
 const counted: string[] = [];
 
+const { engine, startFake } = useEngineWithFakes('page-requests', {
+  workers: 0,
+  heartbeatIntervalMs: 600_000,
+});
 beforeAll(async () => {
   // No timer heartbeat within a page: the count is the page's own requests, however slow the machine.
-  engine = await setUpTestEngine('page-requests', { heartbeatIntervalMs: 600_000 });
-  fake = await startFakeSource({ entities: PAGES * 5, seed: 7 });
+  fake = await startFake({ entities: PAGES * 5, seed: 7 });
   const counter: Pluggable<object, object> = {
     applyToStack: (stack) =>
       stack.add(
@@ -41,10 +43,6 @@ beforeAll(async () => {
   };
   engine.aws.clients.dynamo.middlewareStack.use(counter as never);
   engine.aws.clients.sqs.middlewareStack.use(counter as never);
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
 });
 
 /** Item-side requests (the Items table) are not control plane. */

@@ -1,5 +1,5 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { drainDeadMessage, processPage, startRun } from '../../lib/engine/index.js';
@@ -7,7 +7,7 @@ import { DEAD_LETTER_RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-r
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /*
  * Retry-failed keeps the original scope (issue 10): a page that failed in an incremental run is
@@ -15,16 +15,11 @@ import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../
  * today's unfiltered listing.
  */
 
-let engine: TestEngine;
 let fake: FakeSource;
 
+const { engine, startFake } = useEngineWithFakes('retryscope', { workers: 0 });
 beforeAll(async () => {
-  engine = await setUpTestEngine('retryscope');
-  fake = await startFakeSource({ entities: 300, seed: 12 });
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: 300, seed: 12 });
 });
 
 /** Receives and deletes every page message now visible in the queue. */

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Entity } from '../../lib/connectors/contract.js';
 import { unreadByPartition } from '../../lib/engine/work/tail-reads.js';
 import { MAX_LATEST_IDS, notReadYet } from '../../lib/run/partitions.js';
-import { setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { useEngineWithFakes } from '../support/harness.js';
 
 /**
  * The open window's tail pass lists again the entities the window read at its latest version. A
@@ -10,13 +10,7 @@ import { setUpTestEngine, type TestEngine } from '../support/harness.js';
  * (a bulk edit at the version the window stopped at) was loaded and counted twice.
  */
 
-let engine: TestEngine;
-beforeAll(async () => {
-  engine = await setUpTestEngine('tail-reads');
-});
-afterAll(async () => {
-  await engine.stop();
-});
+const { engine } = useEngineWithFakes('tail-reads', { workers: 0 });
 
 const LATEST = '2026-02-01T00:00:00.000Z';
 const entity = (id: string, version = LATEST): Entity => ({ id, version, data: { id } });

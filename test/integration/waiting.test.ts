@@ -140,6 +140,32 @@ describe('a backlogged queue', () => {
     expect(await processPage(engine.deps, copy!)).toEqual({ outcome: 'dropped', reason: 'duplicate_page' });
   });
 
+  it('reports a run waiting, unfenced, when the re-send of its queued successor fails', async () => {
+    const runId = await startedRun('full');
+    expect(await processPage(engine.deps, await takeOne(runId))).toEqual({
+      outcome: 'committed',
+      next: 'enqueued',
+    });
+    // Page 2 waits in the queue; the reaper's extra copy meets an SQS outage.
+    clock.advance(5 * 60_000);
+    const sqsDown: EngineDeps = {
+      ...engine.deps,
+      queue: Object.assign(Object.create(engine.deps.queue), {
+        send: async () => {
+          throw new Error('SQS SendMessage: ServiceUnavailable');
+        },
+      }),
+    };
+    const report = await reap(sqsDown);
+
+    expect(report.actions.filter((a) => a.runId === runId)).toEqual([]);
+    expect(report.waiting).toContainEqual({ runId, since: expect.any(Number) });
+    expect(await engine.deps.runs.require(runId)).toMatchObject({ state: 'running', epoch: 1, restarts: 0 });
+    // The page that waited is delivered and continues the run; the next pass sends the copy.
+    const [page2] = await take(runId);
+    expect(await processPage(engine.deps, page2!)).toEqual({ outcome: 'committed', next: 'enqueued' });
+  });
+
   it('still fences a run whose worker took its page and then went silent', async () => {
     const runId = await startedRun('full');
     await expect(processPage(withHook(1, 'afterLoad', crash), await takeOne(runId))).rejects.toBeInstanceOf(

@@ -197,7 +197,11 @@ export { fakeRestConfig } from '../../tools/fake-source/connector-config.js';
 export interface EngineWithFakes {
   /** The file's engine (set up in `beforeAll`; read it inside tests and hooks). */
   readonly engine: TestEngine;
-  /** The runtime polling the file's page queue (its reaper timer is off: tests reap by hand). */
+  /**
+   * The runtime polling the file's page queue (its reaper timer is off: tests reap by hand).
+   * With `workers: 0` there is none: the file drives steps itself or starts its own with
+   * `engine.runtime(…)`, and reading this fails.
+   */
   readonly runtime: Pick<LocalRuntime, 'reapNow' | 'workerPids'>;
   /** Starts a fake source that is stopped after the file. */
   startFake(options: FakeSourceOptions): Promise<FakeSource>;
@@ -205,21 +209,27 @@ export interface EngineWithFakes {
   runToEnd(sourceId: string, mode: RunMode, timeoutMs?: number): Promise<SyncRun>;
 }
 
+/** Options of {@link useEngineWithFakes}: the engine's (a movable `clock`, hooks, …) and its runtime's. */
+export type EngineWithFakesOptions = TestEngineOptions & {
+  /** In-process workers of the file's runtime (default 2); 0 starts no runtime at all. */
+  workers?: number;
+  /** More options of the file's runtime (a change feed, worker processes, a reaper timer, …). */
+  runtime?: Partial<Omit<LocalRuntimeOptions, 'deps' | 'clients' | 'resources' | 'workers'>>;
+};
+
 /**
  * The setup the engine-level integration files share: an engine on the file's own resources
  * (`hint` names them), a local runtime with `workers` in-process workers (default 2) and no reaper
  * timer, and the fake sources the file starts — all stopped after the file. Call it at the top
- * level of a test file.
+ * level of a test file. A file that steps pages by hand passes `workers: 0`; one that needs
+ * a movable clock passes `clock` (the engine and its runtime share it).
  *
  * @example
  * const { engine, startFake, runToEnd } = useEngineWithFakes('live', { heartbeatIntervalMs: 500 });
  */
-export function useEngineWithFakes(
-  hint: string,
-  options: TestEngineOptions & { workers?: number } = {},
-): EngineWithFakes {
-  const { workers = 2, ...engineOptions } = options;
-  let set: { engine: TestEngine; runtime: LocalRuntime } | undefined;
+export function useEngineWithFakes(hint: string, options: EngineWithFakesOptions = {}): EngineWithFakes {
+  const { workers = 2, runtime: runtimeOptions = {}, ...engineOptions } = options;
+  let set: { engine: TestEngine; runtime: LocalRuntime | undefined } | undefined;
   const fakes: FakeSource[] = [];
   const ready = () => {
     if (!set) throw new Error(`useEngineWithFakes('${hint}'): the engine is set up in beforeAll`);
@@ -227,7 +237,11 @@ export function useEngineWithFakes(
   };
   beforeAll(async () => {
     const engine = await setUpTestEngine(hint, engineOptions);
-    set = { engine, runtime: engine.runtime({ workers, reaperIntervalMs: 3_600_000 }).start() };
+    const runtime =
+      workers > 0
+        ? engine.runtime({ workers, reaperIntervalMs: 3_600_000, ...runtimeOptions }).start()
+        : undefined;
+    set = { engine, runtime };
   });
   afterAll(async () => {
     await set?.engine.stop();
@@ -240,14 +254,19 @@ export function useEngineWithFakes(
     get deps() {
       return ready().engine.deps;
     },
-    runtime: (runtimeOptions) => ready().engine.runtime(runtimeOptions),
+    runtime: (options) => ready().engine.runtime(options),
     stop: () => ready().engine.stop(),
+  };
+  const runtime = () => {
+    const started = ready().runtime;
+    if (!started) throw new Error(`useEngineWithFakes('${hint}'): no runtime with workers: 0`);
+    return started;
   };
   return {
     engine,
     runtime: {
-      reapNow: () => ready().runtime.reapNow(),
-      workerPids: () => ready().runtime.workerPids(),
+      reapNow: () => runtime().reapNow(),
+      workerPids: () => runtime().workerPids(),
     },
     async startFake(fakeOptions) {
       const fake = await startFakeSource(fakeOptions);

@@ -56,6 +56,25 @@ describe('mutantsOf', () => {
     expect(equivalent.map((mutant) => mutant.description)).toEqual(['drop `attribute_not_exists(k)`']);
     expect(mutantsOf('attribute_not_exists(k) OR k < :k').filter((mutant) => mutant.equivalent)).toEqual([]);
   });
+
+  it("marks dropping a key's `attribute_exists` beside a comparison in an AND as equivalent, and only that", () => {
+    const equivalent = (fragment: string) =>
+      mutantsOf(fragment)
+        .filter((mutant) => mutant.equivalent)
+        .map((mutant) => mutant.description);
+
+    expect(equivalent('attribute_exists(runId) AND #state = :running AND epoch = :epoch')).toEqual([
+      'drop `attribute_exists(runId)`',
+    ]);
+    expect(equivalent('attribute_exists(runId) AND #state IN (:queued, :running)')).toEqual([
+      'drop `attribute_exists(runId)`',
+    ]);
+    // Alone, beside only `<>` (true on a missing attribute), in an OR, or not a key: it matters.
+    expect(equivalent('attribute_exists(runId)')).toEqual([]);
+    expect(equivalent('attribute_exists(runId) AND holder <> :run')).toEqual([]);
+    expect(equivalent('attribute_exists(runId) OR epoch = :epoch')).toEqual([]);
+    expect(equivalent('attribute_exists(outboxAt) AND epoch = :epoch')).toEqual([]);
+  });
 });
 
 describe('findConditions', () => {

@@ -1,5 +1,8 @@
 import { startRun } from '../../engine/index.js';
+import { deadLetterEntryId } from '../../store/dead-letter-model.js';
 import { DeadLetterNotFoundError } from '../../store/errors.js';
+import type { ApiDeps } from '../deps.js';
+import { DeadLetterResolvedError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
@@ -17,6 +20,27 @@ function notFound(sourceId: string, entryId: string): DeadLetterNotFoundError {
   return new DeadLetterNotFoundError(
     `no dead letter ${entryId} in source ${sourceId}: never recorded, or a retry resolved it`,
     { sourceId, entryId },
+  );
+}
+
+/**
+ * Why a discard found no entry. An item entry whose entity is stored now was resolved by the run
+ * that loaded it (retry-failed deletes the entries it resolves): 410, naming that run. Anything
+ * else (a page entry leaves no trace, an entity never stored): 404.
+ */
+async function nothingToDiscard(deps: ApiDeps, sourceId: string, entryId: string): Promise<Error> {
+  const entityId = entryId.startsWith('item#') ? entryId.slice('item#'.length) : undefined;
+  const item =
+    entityId !== undefined && deadLetterEntryId('item', entityId) === entryId
+      ? await deps.items.get(sourceId, entityId)
+      : undefined;
+  if (!item || item.tombstonedAt !== undefined) return notFound(sourceId, entryId);
+  const runId = item.provenance?.runId ?? item.runId;
+  const mode = item.provenance?.mode ? `${item.provenance.mode} ` : '';
+  return new DeadLetterResolvedError(
+    entryId,
+    runId,
+    `dead letter ${entryId} of source ${sourceId} is already resolved: ${mode}run ${runId} stored entity ${entityId} (version ${item.version}) at ${new Date(item.syncedAt).toISOString()}, and a run that loads an entity removes its dead letter; nothing is left to discard`,
   );
 }
 
@@ -74,12 +98,12 @@ export const deadLetterRoutes: Route[] = [
     operationId: 'discardDeadLetter',
     summary: 'Give up on a dead letter, keeping it as an audit record',
     description:
-      "The entry stays with state `discarded`, the caller's IAM identity, the time and the reason; it no longer counts in its run's dead letters, lists as open or takes part in retry-failed. A new failure of the same item or page opens it again. 409 when it is discarded already; 404 when there is no such entry (a retry that resolves an entry removes it).",
+      "The entry stays with state `discarded`, the caller's IAM identity, the time and the reason; it no longer counts in its run's dead letters, lists as open or takes part in retry-failed. A new failure of the same item or page opens it again. 409 when it is discarded already; 410 (naming `runId`) when a run has loaded the entity since, which resolved the entry; 404 when there is no such entry (never recorded, or a resolved page entry, which leaves no trace).",
     tag: 'dead-letters',
     params: DeadLetterPathSchema,
     body: DiscardBodySchema,
     responses: { 200: { description: 'Discarded', schema: DeadLetterDetailSchema } },
-    problems: [404, 409],
+    problems: [404, 409, 410],
     async handle({ params, body, deps, request }) {
       await deps.sources.require(params.sourceId);
       const entry = await deps.deadLetters.discard(params.sourceId, params.entryId, {
@@ -87,7 +111,7 @@ export const deadLetterRoutes: Route[] = [
         by: request.caller ?? null,
         reason: body.reason,
       });
-      if (!entry) throw notFound(params.sourceId, params.entryId);
+      if (!entry) throw await nothingToDiscard(deps, params.sourceId, params.entryId);
       return { status: 200, body: toDeadLetterDetail(entry) };
     },
   }),

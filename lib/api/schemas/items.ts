@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RUN_MODES } from '../../run/model.js';
 import { IsoTimeSchema, pageQueryShape, RunIdSchema, SourceIdSchema } from './common.js';
-import { DeadLetterViewSchema } from './dead-letters.js';
+import { DeadLetterViewSchema, DiscardViewSchema } from './dead-letters.js';
 
 /** An entity id as the source names it (percent-encode `/` and other reserved characters in a path). */
 export const EntityIdSchema = z
@@ -90,6 +90,7 @@ export const ITEM_STATUSES = [
   'stored_stale',
   'tombstoned',
   'dead_lettered',
+  'discarded',
   'never_listed',
 ] as const;
 
@@ -100,7 +101,7 @@ export const ItemExplanationSchema = z
     entityId: EntityIdSchema,
     status: z.enum(ITEM_STATUSES).meta({
       description:
-        '`stored`; `stored_stale` (stored, but a later version failed: see `deadLetters`); `tombstoned`; `dead_lettered` (never stored: it failed); `never_listed` (no run stored or filed it)',
+        '`stored`; `stored_stale` (stored, but a later version failed: see `deadLetters`); `tombstoned`; `dead_lettered` (never stored: it failed); `discarded` (never stored: it failed and someone gave up on it, see `discard`); `never_listed` (no run stored or filed it)',
     }),
     summary: z.string().meta({ description: 'The story in plain words' }),
     item: ItemViewSchema.nullable(),
@@ -112,9 +113,18 @@ export const ItemExplanationSchema = z
         at: IsoTimeSchema.nullable(),
       })
       .nullable()
-      .meta({ description: 'The last run that listed it (it may have found the stored version current)' }),
+      .meta({
+        description:
+          'The last run that wrote it, or found it alive when confirming it by id. A run that listed it unchanged writes nothing, so later runs may have listed it since: the source’s last successful run is when it was last synced',
+      }),
     tombstone: z.object({ at: IsoTimeSchema, runId: RunIdSchema.nullable() }).nullable(),
-    deadLetters: z.array(DeadLetterViewSchema).meta({ description: 'Open dead letters of the entity' }),
+    deadLetters: z.array(DeadLetterViewSchema).meta({
+      description:
+        "The entity's dead letter: open, or discarded (then `discard` says who gave up, when and why)",
+    }),
+    discard: DiscardViewSchema.nullable().meta({
+      description: "Who discarded the entity's dead letter, when and why; null unless it is discarded",
+    }),
     failedPages: z.array(DeadLetterViewSchema).meta({
       description:
         'Open page dead letters of the source: pages that may have held it (when it is not stored)',

@@ -45,6 +45,25 @@ export function itemLines(item: ItemView): string[] {
   ];
 }
 
+/** What `items explain` prints: the status and its story, the dead letter (open or given up), failed pages, the item. */
+export function explanationLines(story: ItemExplanation): string[] {
+  const lines = [`${story.entityId}: ${story.status}`, story.summary];
+  if (story.lastListed)
+    lines.push(
+      `last listed by ${story.lastListed.mode ?? 'run'} run ${story.lastListed.runId}${story.lastListed.page === null ? '' : `, page ${story.lastListed.page}`}${story.lastListed.at ? ` at ${story.lastListed.at}` : ''}`,
+    );
+  for (const entry of story.deadLetters)
+    lines.push(`dead letter: ${entry.reason} (run ${entry.runId}, ${entry.attempts} attempts)`);
+  if (story.discard)
+    lines.push(
+      `discarded: "${story.discard.reason}" by ${story.discard.by ?? 'the local API (no caller identity)'} at ${story.discard.at}`,
+    );
+  for (const entry of story.failedPages)
+    lines.push(`failed page: ${clip(entry.ref || '(first page)', 60)}: ${entry.reason} (run ${entry.runId})`);
+  if (story.item) lines.push('', ...itemLines(story.item));
+  return lines;
+}
+
 /** `harvester items list|get|explain|export`. */
 export function registerItemCommands(program: Command, io: Io): void {
   const items = program
@@ -136,19 +155,7 @@ export function registerItemCommands(program: Command, io: Io): void {
         `${itemPath(sourceId, entityId)}/explain`,
       );
       if (ctx.json) return printJson(io, story);
-      const lines = [`${story.entityId}: ${story.status}`, story.summary];
-      if (story.lastListed)
-        lines.push(
-          `last listed by ${story.lastListed.mode ?? 'run'} run ${story.lastListed.runId}${story.lastListed.page === null ? '' : `, page ${story.lastListed.page}`}${story.lastListed.at ? ` at ${story.lastListed.at}` : ''}`,
-        );
-      for (const entry of story.deadLetters)
-        lines.push(`dead letter: ${entry.reason} (run ${entry.runId}, ${entry.attempts} attempts)`);
-      for (const entry of story.failedPages)
-        lines.push(
-          `failed page: ${clip(entry.ref || '(first page)', 60)}: ${entry.reason} (run ${entry.runId})`,
-        );
-      if (story.item) lines.push('', ...itemLines(story.item));
-      printLines(io, lines);
+      printLines(io, explanationLines(story));
     });
 
   items

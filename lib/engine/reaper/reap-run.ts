@@ -5,8 +5,10 @@ import type { SyncRun } from '../../run/model.js';
 import { isPartitioned, partitionOf } from '../../run/partitions.js';
 import { decideResume, positionAt } from '../../run/resume-policy.js';
 import { judgeSilence, lastProgressAt, type Silence } from '../../run/silence.js';
+import { StoreError } from '../../store/errors.js';
 import { resendExpectedPage } from '../chain/handoff.js';
 import { finishPartitionedRun, startTailPass } from '../chain/partition-work.js';
+import { PageUndeliverableError } from '../chain/undeliverable.js';
 import type { EngineDeps } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, finishSucceeded } from '../run/finish.js';
 import { rearm, resumeChains } from '../run/restart.js';
@@ -46,6 +48,7 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
   if (lost.length > 0) return decide(deps, run, lost, now);
 
   let resent: Extract<Silence, { kind: 'resend' }> | undefined;
+  const unsent: Silence[] = [];
   for (const { chain, silence } of judged) {
     if (silence.kind !== 'resend') continue;
     if (positionAt(run) !== null && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
@@ -53,16 +56,18 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
       const verdict = await restartStale(deps, run);
       return { kind: 'acted', verdict, action: verdict === 'restart_limit' ? 'fail' : 'restart' };
     }
-    if (await resendExpectedPage(deps, run, silence.reason, chain.partition)) resent = silence;
+    const sent = await resendOrWait(deps, run, silence, chain);
+    if (sent === 'sent') resent = silence;
+    if (sent === 'failed') unsent.push({ kind: 'waiting', since: silence.since });
   }
   // A successor handed over without a confirmed send is most likely waiting in the queue (a
   // commit's successor is never confirmed): it is sent once more and the run is still waiting.
   if (resent?.reason === 'send_unconfirmed')
     return { kind: 'acted', verdict: resent.reason, action: 'resend', waitingSince: resent.since };
   if (resent) return { kind: 'acted', verdict: resent.reason, action: 'resend' };
-  const waiting = judged
-    .map((j) => j.silence)
-    .filter((s): s is Extract<Silence, { kind: 'waiting' }> => s.kind === 'waiting');
+  const waiting = [...judged.map((j) => j.silence), ...unsent].filter(
+    (s): s is Extract<Silence, { kind: 'waiting' }> => s.kind === 'waiting',
+  );
   if (waiting.length === 0) return undefined;
   const since = Math.min(...waiting.map((w) => w.since));
   deps.logger.info('silent run is waiting in the queue, not lost', {
@@ -71,6 +76,34 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
     waitingSince: new Date(since).toISOString(),
   });
   return { kind: 'waiting', since };
+}
+
+/**
+ * Sends a chain's expected page once more. When SQS refuses the copy, the page most likely still
+ * waits in the queue (its first send went through, or the handoff would say it failed): the chain
+ * is waiting, and the next pass sends the copy. `raced` when another reaper or a worker moved the
+ * chain first.
+ */
+async function resendOrWait(
+  deps: EngineDeps,
+  run: SyncRun,
+  silence: Extract<Silence, { kind: 'resend' }>,
+  chain: RunChain,
+): Promise<'sent' | 'raced' | 'failed'> {
+  try {
+    return (await resendExpectedPage(deps, run, silence.reason, chain.partition)) ? 'sent' : 'raced';
+  } catch (error) {
+    if (error instanceof PageUndeliverableError || error instanceof StoreError) throw error;
+    deps.logger.warn('could not send the expected page again; the next pass tries again', {
+      runId: run.runId,
+      sourceId: run.sourceId,
+      epoch: run.epoch,
+      page: chain.nextPage,
+      chain: chainLabel(chain),
+      error: String(error),
+    });
+    return 'failed';
+  }
 }
 
 /** Every chain read to its end, the run not ended: the idle open window reads its tail, or the run ends. */

@@ -1,0 +1,271 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
+import type { SyncRun } from '../../lib/run/model.js';
+import type { ChainEnding } from '../../lib/store/chain-commit.js';
+import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
+import { ChainStore } from '../../lib/store/chains.js';
+import { DuplicatePageError, RunFencedError, StoreError } from '../../lib/store/errors.js';
+import { RunLifecycle } from '../../lib/store/lifecycle.js';
+import { SourceStore } from '../../lib/store/sources.js';
+import { type Fence, SyncRunStore } from '../../lib/store/sync-runs.js';
+import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { newRun } from '../support/runs.js';
+
+/**
+ * Late and stale chain writes, on the store directly: a claim or a send confirmation for a page
+ * the chain has moved past, two deciders arming one tail pass, fences built from a read the run
+ * has since outgrown, and a chain's end arriving at a run that cannot take it. Each test is the
+ * scenario one condition of the chain store defends (see docs/testing.md, "Condition mutants").
+ */
+
+let aws: TestAws;
+let runs: SyncRunStore;
+let chains: ChainStore;
+let lifecycle: RunLifecycle;
+const T0 = 1_700_000_000_000;
+
+beforeAll(async () => {
+  aws = await setUpTestAws('chainstore');
+  runs = new SyncRunStore(aws.clients.doc, aws.names.syncRunsTable);
+  chains = new ChainStore(aws.clients.doc, runs);
+  lifecycle = new RunLifecycle(
+    aws.clients.doc,
+    runs,
+    new SourceStore(aws.clients.doc, aws.names.sourcesTable),
+  );
+});
+afterAll(() => destroyAwsClients(aws.clients));
+
+/** A queued run on a fresh source, its lock held. */
+async function queuedRun(): Promise<SyncRun> {
+  const sourceId = `src-${ulid().toLowerCase()}`;
+  await lifecycle.sources.put(
+    { sourceId, connector: 'rest-json', config: { baseUrl: 'http://x' }, schedules: [], configHash: 'h' },
+    T0,
+  );
+  return lifecycle.createHoldingLock(newRun({ sourceId, now: T0 }));
+}
+
+const WINDOWS = [
+  { from: null, until: '2024-01-01T00:00:00Z' },
+  // The open window: its chain may wait for a tail pass.
+  { from: '2024-01-01T00:00:00Z', until: null },
+];
+
+/** A running run planned into the two windows above (partition 1 is the open one). */
+async function plannedRun(): Promise<SyncRun> {
+  const run = await queuedRun();
+  await runs.start(run.runId, 1, T0 + 1);
+  await chains.claim({ runId: run.runId }, 1, 1, T0 + 1);
+  await chains.plan({ runId: run.runId, epoch: 1, windows: WINDOWS, total: 100, now: T0 + 2 });
+  return run;
+}
+
+/** Commits `page` of a chain at epoch 1; `ending` set makes it the chain's last page. */
+function commit(ref: ChainRef, page: number, ending?: ChainEnding) {
+  return chains.commit({
+    ref,
+    epoch: 1,
+    page,
+    checkpoint: { cursor: ending === undefined ? `c-${page + 1}` : null, watermark: null },
+    processed: 10,
+    errors: 0,
+    ...(ending === undefined ? {} : { ending }),
+    now: T0 + 10 + page,
+  });
+}
+
+/** Overwrites fields of a chain item as no store intent would: a state the conditions must judge alone. */
+async function forceChain(ref: ChainRef, fields: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(fields);
+  await aws.clients.doc.send(
+    new UpdateCommand({
+      TableName: aws.names.syncRunsTable,
+      Key: chainKey(ref),
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:f${i}`, fields[name]])),
+    }),
+  );
+}
+
+/** A fence of a run at epoch 1 that resumes from the checkpoint. */
+function fence(
+  runId: string,
+  partitions: number,
+  rearm: Fence['rearm'],
+  countRestart = true,
+): Promise<number> {
+  return runs.fence({
+    runId,
+    epoch: 1,
+    partitions,
+    resume: { reason: 'resumed', from: 'checkpoint', at: T0 + 100 },
+    reset: false,
+    rearm,
+    countRestart,
+    now: T0 + 100,
+  });
+}
+
+/** The two kinds of page chain, each at page 2 with page 1 committed: the run's own, and a partition's. */
+const KINDS = [
+  {
+    kind: "the run's own chain",
+    partitions: 0,
+    async chainAtPage2(): Promise<{ run: SyncRun; ref: ChainRef }> {
+      const run = await queuedRun();
+      await runs.start(run.runId, 1, T0 + 1);
+      const ref = { runId: run.runId };
+      await chains.claim(ref, 1, 1, T0 + 1);
+      await commit(ref, 1);
+      return { run, ref };
+    },
+    /** The fence's re-arming of the run's chains other than the one under test. */
+    others: [] as Fence['rearm'],
+  },
+  {
+    kind: "a partition's chain",
+    partitions: 2,
+    async chainAtPage2(): Promise<{ run: SyncRun; ref: ChainRef }> {
+      const run = await plannedRun();
+      const ref = { runId: run.runId, partition: 0 };
+      await chains.claim(ref, 1, 1, T0 + 3);
+      await commit(ref, 1);
+      return { run, ref };
+    },
+    others: [{ partition: 1, page: 1 }] as Fence['rearm'],
+  },
+] as const;
+
+describe.each(KINDS)('$kind', ({ partitions, chainAtPage2, others }) => {
+  it('refuses a claim of the page after its last: a chain read to its end has no page due', async () => {
+    const { ref } = await chainAtPage2();
+    await chains.claim(ref, 1, 2, T0 + 20);
+    await commit(ref, 2, 'done');
+    const ended = await chains.get(ref);
+
+    // A late delivery naming the page the chain would have read next.
+    await expect(chains.claim(ref, 1, 3, T0 + 30)).rejects.toBeInstanceOf(DuplicatePageError);
+    expect(await chains.get(ref)).toEqual(ended);
+  });
+
+  it('confirms no send and notes no failed send once the page was taken', async () => {
+    const { ref } = await chainAtPage2();
+    await chains.claim(ref, 1, 2, T0 + 20);
+
+    expect(await chains.confirmSent(ref, 1, 2, T0 + 21)).toBe(false);
+    expect(await chains.noteSendFailed(ref, 1, 2, T0 + 21)).toBe(false);
+    expect((await chains.get(ref))?.handoff).toBeNull();
+  });
+
+  it("neither confirms nor renews a handoff that names another page than the chain's next", async () => {
+    const { ref } = await chainAtPage2();
+    // As a fence re-arming the wrong page would leave it: the chain expects 2, the handoff says 3.
+    await forceChain(ref, { handoff: { page: 3, at: T0 + 50, sentAt: null } });
+
+    for (const page of [2, 3]) {
+      expect(await chains.confirmSent(ref, 1, page, T0 + 51)).toBe(false);
+      expect(await chains.noteSendFailed(ref, 1, page, T0 + 51)).toBe(false);
+      expect(await chains.renewHandoff(ref, 1, page, T0 + 50, T0 + 51)).toBe(false);
+    }
+    expect((await chains.get(ref))?.handoff).toEqual({ page: 3, at: T0 + 50, sentAt: null });
+  });
+
+  it('refuses the end of a chain the fence did not move: its counts are not added at the old epoch', async () => {
+    const { run, ref } = await chainAtPage2();
+    await fence(run.runId, partitions, others);
+    const before = await runs.require(run.runId);
+
+    await expect(commit(ref, 2, 'done')).rejects.toBeInstanceOf(RunFencedError);
+    const after = await runs.require(run.runId);
+    expect(after.epoch).toBe(2);
+    expect(after.progress).toEqual(before.progress);
+    expect((await chains.get(ref))?.state).toBe('running');
+  });
+
+  it('refuses a fence that re-arms a chain the run does not have, and creates none', async () => {
+    const { run } = await chainAtPage2();
+    const stray = { runId: run.runId, partition: partitions };
+    const all: Fence['rearm'] = partitions ? [{ partition: 0, page: 2 }, ...others] : [{ page: 2 }];
+
+    await expect(
+      fence(run.runId, partitions, [...all, { partition: partitions, page: 1 }]),
+    ).rejects.toBeInstanceOf(StoreError);
+    expect(await chains.get(stray)).toBeUndefined();
+    expect((await runs.require(run.runId)).epoch).toBe(1);
+  });
+
+  it('refuses a fence that counts the partitions wrong: it would leave a chain at the old epoch', async () => {
+    const { run } = await chainAtPage2();
+
+    await expect(fence(run.runId, partitions + 1, [])).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).epoch).toBe(1);
+  });
+
+  it('ends no chain item into being: a run whose chain item is missing is not ended past it', async () => {
+    const { run, ref } = await chainAtPage2();
+    await aws.clients.doc.send(new DeleteCommand({ TableName: aws.names.syncRunsTable, Key: chainKey(ref) }));
+
+    await expect(lifecycle.cancel(run.runId, T0 + 40)).rejects.toThrow();
+    expect(await chains.get(ref)).toBeUndefined();
+  });
+});
+
+describe('the open window waiting for its tail pass', () => {
+  async function idleWindow(): Promise<{ run: SyncRun; idle: ChainRef }> {
+    const run = await plannedRun();
+    const idle = { runId: run.runId, partition: 1 };
+    await chains.claim(idle, 1, 1, T0 + 3);
+    await commit(idle, 1, 'idle');
+    return { run, idle };
+  }
+
+  it('takes no page until its tail pass is armed', async () => {
+    const { idle } = await idleWindow();
+
+    await expect(chains.claim(idle, 1, 2, T0 + 20)).rejects.toBeInstanceOf(DuplicatePageError);
+    expect((await chains.get(idle))?.state).toBe('idle');
+  });
+
+  it('is armed by one of two deciders, and only while idle', async () => {
+    const { run, idle } = await idleWindow();
+
+    const armed = await Promise.all([
+      chains.armTail(idle, 1, 'v-9', 2, T0 + 20),
+      chains.armTail(idle, 1, 'v-9', 2, T0 + 21),
+    ]);
+
+    expect(armed.filter(Boolean)).toHaveLength(1);
+    expect(await chains.get(idle)).toMatchObject({ state: 'running', tailFrom: 'v-9', nextPage: 2 });
+    expect(await chains.armTail({ runId: run.runId, partition: 0 }, 1, null, 1, T0 + 22)).toBe(false);
+    await chains.claim(idle, 1, 2, T0 + 23);
+  });
+});
+
+describe('a run that is not running', () => {
+  it('takes no chain end while queued: its last page is refused before the run started', async () => {
+    const run = await queuedRun();
+    const ref = { runId: run.runId };
+    await chains.claim(ref, 1, 1, T0 + 1);
+
+    await expect(commit(ref, 1, 'done')).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).progress.processed).toBe(0);
+  });
+
+  it('is fenced while still queued when its first message was lost', async () => {
+    const run = await queuedRun();
+
+    expect(await fence(run.runId, 0, [{ page: 1 }], false)).toBe(2);
+    expect(await runs.require(run.runId)).toMatchObject({ epoch: 2, state: 'running', restarts: 0 });
+  });
+
+  it("refuses a fence read before the run's plan: the plan's chains would stay at the old epoch", async () => {
+    const run = await plannedRun();
+
+    await expect(fence(run.runId, 0, [{ page: 2 }])).rejects.toBeInstanceOf(StoreError);
+    expect((await runs.require(run.runId)).epoch).toBe(1);
+  });
+});
