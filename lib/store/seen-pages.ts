@@ -40,9 +40,25 @@ export interface SeenScope {
 
 type Head = { readonly digest: string; readonly ids?: Uint8Array; readonly parts?: number };
 
-/** Orders ids as DynamoDB orders string keys: by their UTF-8 bytes. */
+/**
+ * Orders ids as DynamoDB orders string keys: by their UTF-8 bytes, which is code point order.
+ * JavaScript's `<` compares UTF-16 code units, which differs only where a surrogate (a code point
+ * past U+FFFF) meets a unit of U+E000–U+FFFF: moving surrogates above those gives code point
+ * order without encoding anything (a merge sorts millions of ids).
+ */
 export function compareIds(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  return unit >= 0xe000 ? unit - 0x800 : unit;
 }
 
 /** `ids` without repeats, in key order. */

@@ -1,6 +1,6 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { reap } from '../../lib/engine/index.js';
 import {
@@ -10,7 +10,7 @@ import {
   LEGACY_ACTIVE_SHARD,
 } from '../../lib/resources/definitions.js';
 import { movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { newRun } from '../support/runs.js';
 
 /**
@@ -19,12 +19,7 @@ import { newRun } from '../support/runs.js';
  */
 
 const clock = movableClock();
-let engine: TestEngine;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('active-shards', { clock });
-});
-afterAll(() => engine.stop());
+const { engine } = useEngineWithFakes('active-shards', { workers: 0, clock });
 
 /** One run id per shard (found by drawing ULIDs; pure, no requests). */
 function oneRunIdPerShard(): string[] {

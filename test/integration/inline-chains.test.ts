@@ -1,12 +1,12 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { processPage, reap } from '../../lib/engine/index.js';
 import { CHAINS_INLINE } from '../../lib/engine/run/finish.js';
 import { activeShardOf } from '../../lib/resources/definitions.js';
 import { movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**
  * Runs stored by the earlier layout — the run's chain and its partitions inside the run item —
@@ -15,12 +15,7 @@ import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../
  */
 
 const clock = movableClock();
-let engine: TestEngine;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('inline-chains', { clock });
-});
-afterAll(() => engine.stop());
+const { engine } = useEngineWithFakes('inline-chains', { workers: 0, clock });
 
 /** A running partitioned run as the earlier version stored it, holding its source's lock. */
 async function inlineRun(sourceId: string): Promise<string> {

@@ -1,24 +1,14 @@
 import { PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { reap } from '../../lib/engine/index.js';
 import { movableClock } from '../support/crash.js';
-import {
-  createQueuedRun,
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-} from '../support/harness.js';
+import { createQueuedRun, fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 import { newRun } from '../support/runs.js';
 
 const clock = movableClock();
-let engine: TestEngine;
+const { engine } = useEngineWithFakes('reaper', { workers: 0, clock });
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('reaper', { clock });
-});
-afterAll(() => engine.stop());
 beforeEach(async () => {
   await engine.aws.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: engine.aws.resources.pageQueueUrl }));
 });

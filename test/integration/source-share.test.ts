@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
 
 /**
@@ -10,17 +10,11 @@ import { memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
  * many its start asks for, so one source's run cannot take every worker slot.
  */
 
-let engine: TestEngine;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('share', {
-    connectors: withMemoryKeyed,
-    env: { MAX_PARTITIONS_PER_RUN: '8', MIN_ENTITIES_PER_PARTITION: '20', MAX_WORKERS_PER_SOURCE: '2' },
-  });
-  engine.runtime({ workers: 3, reaperIntervalMs: 3_600_000 }).start();
+const { engine } = useEngineWithFakes('share', {
+  workers: 3,
+  connectors: withMemoryKeyed,
+  env: { MAX_PARTITIONS_PER_RUN: '8', MIN_ENTITIES_PER_PARTITION: '20', MAX_WORKERS_PER_SOURCE: '2' },
 });
-afterAll(() => engine.stop());
-
 describe("a source's share of the workers", () => {
   it('caps the partitions of a run that asks for more, and the run still reads everything', async () => {
     memorySource('share-1', 200);

@@ -1,6 +1,6 @@
 import { ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { DeleteMessageCommand, PurgeQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { StepResult } from '../../lib/engine/index.js';
 import {
@@ -16,15 +16,9 @@ import { endRun } from '../../lib/engine/run/finish.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix, redeliveryDelaySeconds } from '../../lib/queue/page-queue.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
-import {
-  fakeRestConfig,
-  fastRetry,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-} from '../support/harness.js';
+import { fakeRestConfig, fastRetry, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /*
  * Waiting is not crashing (issue 10): a page that waits in the queue, on a deferral or for its
@@ -34,18 +28,17 @@ import {
 
 const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
 const clock = movableClock();
-let engine: TestEngine;
 let fake: FakeSource;
 let counter = 0;
 
+const { engine, startFake } = useEngineWithFakes('waiting', {
+  workers: 0,
+  clock,
+  retry: { ...fastRetry(), now: () => clock.now() },
+});
 beforeAll(async () => {
   // The retry loop reads the same movable clock, so a source's waits are measured on it too.
-  engine = await setUpTestEngine('waiting', { clock, retry: { ...fastRetry(), now: () => clock.now() } });
-  fake = await startFakeSource({ entities: 300, seed: 41 });
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: 300, seed: 41 });
 });
 beforeEach(async () => {
   await engine.aws.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: engine.aws.resources.pageQueueUrl }));

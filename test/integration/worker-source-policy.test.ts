@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
-import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putTrustedSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
  * The worker enforces the source policy itself, whatever got into the Sources table (a config
@@ -9,13 +9,6 @@ import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '
  */
 
 const secrets = vi.fn(async (reference: string) => `value-of-${reference}`);
-let engine: TestEngine;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('worker-policy', { secrets });
-  engine.runtime({ workers: 1 }).start();
-});
-afterAll(() => engine.stop());
 
 const restConfig = (url: string, extra: Record<string, unknown> = {}) => ({
   url,
@@ -39,6 +32,7 @@ async function runToEnd(sourceId: string, config: Record<string, unknown>) {
   return { ended, reasons: items.map((entry) => entry.reason).join('\n') };
 }
 
+const { engine } = useEngineWithFakes('worker-policy', { workers: 1, secrets });
 describe('the worker keeps to the source policy', () => {
   it("never resolves another source's secret", async () => {
     const { ended, reasons } = await runToEnd(

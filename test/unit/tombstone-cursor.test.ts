@@ -30,6 +30,29 @@ describe('seen ids', () => {
     // compares keys, ～ (EF BD 9E) comes first.
     expect(sortedIds(['😀', '～', 'a', 'a'])).toEqual(['a', '～', '😀']);
     expect(compareIds('9', '10')).toBeGreaterThan(0);
+    const units = [
+      'a',
+      'z',
+      '\u00e9',
+      '\u07ff',
+      '\u0800',
+      '\ud7ff',
+      '\ue000',
+      '\uffff',
+      '\u{10000}',
+      '\u{1f600}',
+    ];
+    let seed = 7;
+    const pick = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return units[seed % units.length]!;
+    };
+    for (let i = 0; i < 2_000; i++) {
+      const a = Array.from({ length: 1 + (i % 4) }, pick).join('');
+      const b = Array.from({ length: 1 + ((i + 1) % 4) }, pick).join('');
+      const bytes = Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+      expect(Math.sign(compareIds(a, b))).toBe(bytes);
+    }
   });
 
   it('are cut into parts that each stay under the part size', () => {

@@ -1,3 +1,4 @@
+import { hasStablePosition } from '../../connectors/contract.js';
 import type { SeenScope } from '../../store/seen-pages.js';
 import type { StepContext } from '../step/context.js';
 
@@ -15,9 +16,13 @@ export function seenScope(context: Pick<StepContext, 'run' | 'message'>): SeenSc
   return { runId: run.runId, epoch: run.epoch, chain };
 }
 
-/** Records the ids a reconciliation page listed (nothing for other modes). */
+/**
+ * Records the ids a reconciliation page listed. Nothing for other modes, nor over a stream that is
+ * not stable: such a reconciliation has no tombstone pass to read them (see `tombstone-cursor.ts`).
+ */
 export async function recordListed(context: StepContext, ids: readonly string[]): Promise<void> {
   const { deps, run, message } = context;
   if (run.mode !== 'reconciliation') return;
+  if (!hasStablePosition(context.connector.manifestFor(context.config))) return;
   await deps.seen.pages.put(seenScope(context), message.page, ids, deps.clock.now());
 }
