@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AwsClients } from '../aws/clients.js';
 import type { EngineDeps } from '../engine/index.js';
 import {
@@ -171,9 +172,8 @@ export class LocalRuntime {
 
   private spawnWorker(): void {
     const { resources } = this.options;
-    const entry = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
     const link = this.clockLink;
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const child = spawn(process.execPath, workerProcessArgs(), {
       // An IPC channel only when the worker must follow the engine's clock.
       stdio: link ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'inherit', 'inherit'],
       env: {
@@ -199,4 +199,14 @@ export class LocalRuntime {
       if (!this.controller.signal.aborted) this.spawnWorker();
     });
   }
+}
+
+/**
+ * Node's arguments for a worker process: the TypeScript loader and the worker's entry, both as
+ * absolute paths. A bare `--import tsx` is resolved from the working directory, so
+ * `harvester local --process-workers 1` started outside the repository would fail to start any.
+ */
+export function workerProcessArgs(): string[] {
+  const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return ['--import', loader, fileURLToPath(new URL('./worker-main.ts', import.meta.url))];
 }
