@@ -15,7 +15,9 @@
  *   secondary limit on concurrency). A lease expires, so a crashed worker cannot keep one.
  */
 
-/** One request in flight. */
+import { grantable, grantLease } from './grants.js';
+
+/** One request in flight (or a grant of several, sent one after another: lib/budget/grants.ts). */
 export interface Lease {
   readonly grantedAt: number;
   readonly expiresAt: number;
@@ -66,7 +68,14 @@ export interface Slot {
 /** What one request got. */
 export type TakeResult =
   /** Go now; the lease must be released when the response (or error) is in. */
-  | { readonly kind: 'go'; readonly state: BudgetState; readonly leaseId: string }
+  | {
+      readonly kind: 'go';
+      readonly state: BudgetState;
+      readonly leaseId: string;
+      /** Requests given, this one included: more than 1 is a grant (lib/budget/grants.ts). */
+      readonly tokens: number;
+      readonly lease: Lease;
+    }
   /** A slot in a later window is reserved: come back at `slot.at` and present it. */
   | { readonly kind: 'reserved'; readonly state: BudgetState; readonly slot: Slot }
   /** Nothing can be promised before `until` (a pause, or a window of unknown length): ask again then. */
@@ -176,7 +185,8 @@ export function rollOver(state: BudgetState, now: number, policy: BudgetPolicy):
 /**
  * One request asks the budget. `reservation`: the slot this request reserved earlier; it was
  * counted when it was reserved, so only a concurrency lease is taken. A reservation past its
- * window is void and the request asks like any other.
+ * window is void and the request asks like any other. `want`: how many requests the asker would
+ * take at once; more than one only when the budget is plentiful (see {@link grantable}).
  */
 export function take(
   previous: BudgetState,
@@ -184,15 +194,24 @@ export function take(
   policy: BudgetPolicy,
   leaseId: string,
   reservation?: Slot,
+  want = 1,
 ): TakeResult {
   const leases = liveLeases(previous.leases, now);
   let state = rollOver({ ...previous, leases }, now, policy);
-  const busy = policy.maxConcurrent > 0 && Object.keys(leases).length >= policy.maxConcurrent;
-  const lease = { grantedAt: now, expiresAt: now + policy.leaseMs };
-  const go = (next: BudgetState): TakeResult =>
-    busy
-      ? { kind: 'busy', state, retryAt: Math.min(...Object.values(leases).map((l) => l.expiresAt)) }
-      : { kind: 'go', state: { ...next, leases: { ...leases, [leaseId]: lease } }, leaseId };
+  const live = Object.keys(leases).length;
+  const busy = policy.maxConcurrent > 0 && live >= policy.maxConcurrent;
+  const go = (next: BudgetState, tokens = 1): TakeResult => {
+    if (busy)
+      return { kind: 'busy', state, retryAt: Math.min(...Object.values(leases).map((l) => l.expiresAt)) };
+    const lease = grantLease(tokens, now, policy);
+    return {
+      kind: 'go',
+      state: { ...next, leases: { ...leases, [leaseId]: lease } },
+      leaseId,
+      tokens,
+      lease,
+    };
+  };
 
   if (state.pausedUntil > now) return { kind: 'wait', state, until: state.pausedUntil };
   if (reservation && now < reservation.until) return go(state);
@@ -200,11 +219,16 @@ export function take(
     // A configured budget with nothing heard from the source: its first window starts now.
     state = { ...state, remaining: policy.configured.limit, resetAt: now + policy.configured.windowMs };
   }
-  if (state.remaining === null) return go(state);
+  const closesAt = state.resetAt === null ? null : state.resetAt - skewOf(windowOf(state, policy));
+  const tokens = grantable(state, live, now, policy, want, closesAt);
+  if (state.remaining === null) return go(state, tokens);
   // Close to a reset (a skew margin either side), what the old window left is forfeit: a request
   // sent now could land in the new window uncounted, after its lease was already released.
-  const closing = state.resetAt !== null && now >= state.resetAt - skewOf(windowOf(state, policy));
-  if (state.remaining > 0 && !closing) return go({ ...state, remaining: state.remaining - 1 });
+  const closing = closesAt !== null && now >= closesAt;
+  if (state.remaining > 0 && !closing) {
+    const given = Math.min(tokens, state.remaining);
+    return go({ ...state, remaining: state.remaining - given }, given);
+  }
 
   // The window is spent: reserve the next free slot of a later window, first come first served.
   const limit = limitOf(state, policy);

@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GRANT, type GrantReturn, returnGrant } from '../budget/grants.js';
 import {
   type BudgetPolicy,
   type BudgetState,
@@ -27,6 +28,20 @@ interface Versioned {
   readonly state: BudgetState;
   /** 0: the record does not exist yet. */
   readonly version: number;
+}
+
+/** A grant this worker holds on a credential (lib/budget/grants.ts). */
+interface HeldGrant {
+  readonly leaseId: string;
+  /** Requests of the grant not sent yet. */
+  left: number;
+  /** The grant's requests start before this. */
+  readonly startBy: number;
+  readonly windowResetAt: number | null;
+  /** One of its requests is in flight (a grant sends one at a time). */
+  inFlight: boolean;
+  /** Its lease was renewed for a long request: the grant ends with that request's settle, written. */
+  renewed: boolean;
 }
 
 /** Conditional writes lost to another worker before giving up (each loss re-reads the record). */
@@ -64,6 +79,9 @@ function sameState(a: BudgetState, b: BudgetState): boolean {
  */
 export class RateBudgetStore {
   private readonly seen = new Map<string, Versioned>();
+  private readonly grants = new Map<string, HeldGrant>();
+  /** Grants this worker is done with, handed back by its next write on the record. */
+  private readonly returns = new Map<string, GrantReturn[]>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -71,7 +89,12 @@ export class RateBudgetStore {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
-  /** One request asks the credential's budget (see {@link take}). */
+  /**
+   * One request asks the credential's budget (see {@link take}). A grant this worker holds serves
+   * it without a write; otherwise the take asks for a grant of several requests, which the budget
+   * gives only while it is plentiful (lib/budget/grants.ts), and hands back a grant this worker is
+   * done with in the same write.
+   */
   async take(
     key: string,
     label: BudgetLabel,
@@ -80,13 +103,49 @@ export class RateBudgetStore {
     leaseId: string,
     reservation?: Slot,
   ): Promise<TakeResult> {
-    return this.update(key, label, now, (state) => {
-      const result = take(state, now, policy, leaseId, reservation);
+    const held = this.grants.get(key);
+    const cached = this.seen.get(key);
+    const lease = held && cached?.state.leases[held.leaseId];
+    if (
+      held &&
+      cached &&
+      lease &&
+      !reservation &&
+      !held.inFlight &&
+      !held.renewed &&
+      held.left > 0 &&
+      now < held.startBy
+    ) {
+      held.left -= 1;
+      held.inFlight = true;
+      return { kind: 'go', state: cached.state, leaseId: held.leaseId, tokens: 1, lease };
+    }
+    if (held && !held.inFlight) this.endGrant(key, held);
+    const want = this.grants.has(key) ? 1 : GRANT.tokens;
+    const result = await this.update(key, label, now, policy, (state) => {
+      const result = take(state, now, policy, leaseId, reservation, want);
       return { next: result.state, result };
     });
+    if (result.kind === 'go' && result.tokens > 1) {
+      this.grants.set(key, {
+        leaseId,
+        left: result.tokens - 1,
+        startBy: now + GRANT.lifeMs,
+        windowResetAt: result.state.resetAt,
+        inFlight: true,
+        renewed: false,
+      });
+    }
+    return result;
   }
 
-  /** A request ended: its lease is released and what its response said is learned (see {@link observe}). */
+  /**
+   * A request ended: its lease is released and what its response said is learned (see
+   * {@link observe}). A request of a grant whose response brings no news (nothing {@link observe}
+   * would change, no refusal) writes nothing: the grant's next request goes on, and the grant is
+   * handed back by the worker's next take. News ends the grant in this write, so every worker
+   * learns it at once.
+   */
   async settle(
     key: string,
     label: BudgetLabel,
@@ -94,11 +153,51 @@ export class RateBudgetStore {
     policy: BudgetPolicy,
     leaseId: string | null,
     seen: Observation,
+    refused = false,
   ): Promise<BudgetState> {
-    return this.update(key, label, now, (state) => {
+    const held = this.grants.get(key);
+    if (held && held.leaseId === leaseId) {
+      held.inFlight = false;
+      const cached = this.seen.get(key);
+      if (!refused && !held.renewed && cached && quiet(cached.state, now, policy, seen)) {
+        if (held.left === 0 || now >= held.startBy) this.endGrant(key, held);
+        return cached.state;
+      }
+      this.endGrant(key, held);
+    }
+    return this.update(key, label, now, policy, (state) => {
       const next = observe(state, now, policy, leaseId, seen);
       return { next, result: next };
     });
+  }
+
+  /**
+   * Keeps the lease of a grant's request still in flight shortly before the lease lapses: the
+   * request holds its concurrency slot as long as a single request's lease would.
+   */
+  async renew(
+    key: string,
+    label: BudgetLabel,
+    now: number,
+    policy: BudgetPolicy,
+    leaseId: string,
+  ): Promise<void> {
+    const held = this.grants.get(key);
+    if (held?.leaseId === leaseId) held.renewed = true;
+    await this.update(key, label, now, policy, (state) => {
+      const next = {
+        ...state,
+        leases: { ...state.leases, [leaseId]: { grantedAt: now, expiresAt: now + policy.leaseMs } },
+      };
+      return { next, result: next };
+    });
+  }
+
+  /** Stops using a grant; its lease and unsent requests go back with the next write. */
+  private endGrant(key: string, held: HeldGrant): void {
+    this.grants.delete(key);
+    const back = { leaseId: held.leaseId, unused: held.left, windowResetAt: held.windowResetAt };
+    this.returns.set(key, [...(this.returns.get(key) ?? []), back]);
   }
 
   /** The record as stored (tests and operators); null when there is none. */
@@ -111,13 +210,19 @@ export class RateBudgetStore {
     key: string,
     label: BudgetLabel,
     now: number,
+    policy: BudgetPolicy,
     change: (state: BudgetState) => { next: BudgetState; result: T },
   ): Promise<T> {
     const cached = this.seen.get(key);
     let current = cached ?? (await this.load(key));
     let fresh = cached === undefined;
+    // Grants this worker is done with ride on this write (if it is never made, their leases lapse).
+    const back = this.returns.get(key) ?? [];
+    this.returns.delete(key);
+    const handBack = (state: BudgetState) =>
+      back.reduce((s, b) => returnGrant(s, b, s.limit ?? policy.configured?.limit ?? null), state);
     for (let attempt = 1; ; attempt++) {
-      const { next, result } = change(current.state);
+      const { next, result } = change(handBack(current.state));
       if (sameState(next, current.state) && current.version > 0) {
         if (fresh) return result;
         // Nothing to write, judged on what this worker saw last: another worker may have changed
@@ -183,4 +288,13 @@ export class RateBudgetStore {
       }),
     );
   }
+}
+
+/**
+ * Whether a response of a grant's request brings no news: the budget as this worker last wrote it
+ * would learn nothing from it (the same window, no less left than counted, no pause).
+ */
+function quiet(state: BudgetState, now: number, policy: BudgetPolicy, seen: Observation): boolean {
+  const learned = observe(state, now, policy, null, seen);
+  return sameState({ ...learned, leases: {} }, { ...state, leases: {} });
 }

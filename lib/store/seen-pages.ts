@@ -11,14 +11,14 @@ import { isConditionFailure } from './errors.js';
 
 /**
  * What a reconciliation listing served, one record per listed page instead of a write on every
- * entity (see docs/reliability.md, "Reconciliation"). Records are items of the SyncRuns table
+ * entity (docs/items.md explains why this loses nothing). Records are items of the SyncRuns table
  * beside their run, like stored positions: keyed by run, epoch, chain and page, so the tombstone
  * pass finds them by key without a query. The ids are stored sorted and gzipped; a page whose ids
  * do not fit one item (DynamoDB's 400 KB) is stored in parts, written before the head that names
  * them. Every record expires after {@link SEEN_RETENTION_DAYS}.
  *
  * Seen records carry no `sourceId`, `state` or `activeShard`, so the by-source and active-run
- * indexes never list them.
+ * indexes never list them, and the operators' scan of runs (runs have a `state`) filters them out.
  */
 
 /** How long seen records are kept (DynamoDB TTL on `expiresAt`): far past any run's end. */

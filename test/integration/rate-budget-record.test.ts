@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { GRANT } from '../../lib/budget/grants.js';
 import type { BudgetPolicy } from '../../lib/budget/pacing.js';
 import { RateBudgetStore } from '../../lib/store/rate-budgets.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
@@ -72,5 +73,58 @@ describe('the budget record', () => {
     const slots = results.flatMap((r) => (r.kind === 'reserved' ? [r.slot.at] : []));
     expect(new Set(slots).size).toBe(5);
     expect(await first.read(key)).toMatchObject({ remaining: 0, ahead: 5 });
+  });
+
+  describe('a grant of several requests to one worker', () => {
+    const plenty: BudgetPolicy = { maxConcurrent: 10, leaseMs: 45_000 };
+    const window = { limit: 5_000, remaining: 4_000, resetAt: T0 + 600_000 };
+
+    async function granted(hint: string) {
+      const key = `${hint}-${Date.now()}`;
+      const store = new RateBudgetStore(aws.clients.doc, aws.names.rateBudgetsTable);
+      await store.settle(key, label, T0, plenty, null, window);
+      const first = await store.take(key, label, T0 + 10, plenty, 'grant', undefined);
+      expect(first).toMatchObject({ kind: 'go', tokens: GRANT.tokens, leaseId: 'grant' });
+      return { key, store, observer: new RateBudgetStore(aws.clients.doc, aws.names.rateBudgetsTable) };
+    }
+
+    it('sends its requests with one write while their responses are quiet, and is handed back by the next take', async () => {
+      const { key, store, observer } = await granted('grant-quiet');
+      const quiet = { ...window, remaining: 3_999 };
+      await store.settle(key, label, T0 + 20, plenty, 'grant', quiet);
+      for (let i = 1; i < GRANT.tokens; i++) {
+        const next = await store.take(key, label, T0 + 20 + i * 10, plenty, `own-${i}`, undefined);
+        expect(next).toMatchObject({ kind: 'go', leaseId: 'grant' });
+        await store.settle(key, label, T0 + 25 + i * 10, plenty, 'grant', quiet);
+      }
+      // Nothing written since the grant: the record still counts it and holds its lease.
+      expect(await observer.read(key)).toMatchObject({ remaining: 4_000 - GRANT.tokens });
+      expect(Object.keys((await observer.read(key))!.leases)).toEqual(['grant']);
+
+      await store.take(key, label, T0 + 200, plenty, 'after', undefined);
+
+      expect(Object.keys((await observer.read(key))!.leases)).toEqual(['after']);
+      expect((await observer.read(key))!.remaining).toBe(4_000 - 2 * GRANT.tokens);
+    });
+
+    it('ends at a refusal, which every worker learns at once', async () => {
+      const { key, store, observer } = await granted('grant-refused');
+
+      await store.settle(key, label, T0 + 20, plenty, 'grant', { ...window, remaining: 0 }, true);
+
+      expect(await observer.read(key)).toMatchObject({ remaining: 0, leases: {} });
+      expect((await store.take(key, label, T0 + 30, plenty, 'next', undefined)).kind).not.toBe('go');
+    });
+
+    it('keeps the slot of a request that outlives the grant’s lease', async () => {
+      const { key, store, observer } = await granted('grant-renewed');
+      const late = T0 + 10 + GRANT.lifeMs + GRANT.tailMs - 1_000;
+
+      await store.renew(key, label, late, plenty, 'grant');
+
+      expect((await observer.read(key))!.leases.grant).toEqual({ grantedAt: late, expiresAt: late + 45_000 });
+      await store.settle(key, label, late + 2_000, plenty, 'grant', { ...window, remaining: 3_999 });
+      expect((await observer.read(key))!.leases).toEqual({});
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { credentialKey } from '../../budget/credential.js';
 import { readBudget } from '../../budget/headers.js';
-import type { BudgetPolicy, Observation, Slot } from '../../budget/pacing.js';
+import type { BudgetPolicy, Observation, Slot, TakeResult } from '../../budget/pacing.js';
 import { RELIABILITY } from '../../config/constants.js';
 import type { Connector, CredentialScope } from '../../connectors/contract.js';
 import type { HarvesterLogger } from '../../observability/logger.js';
@@ -15,7 +15,9 @@ import type { StepContext } from '../step/context.js';
  * Every source request of a step spends its credential's rate budget (lib/budget/pacing.ts): the
  * connector's `fetch` is wrapped here, so connectors only declare their credential. Before the
  * request: one conditional write takes a request (or a reserved slot, or a concurrency lease);
- * after it: one conditional write releases the lease and learns what the response said.
+ * after it: one conditional write releases the lease and learns what the response said. While
+ * the budget is plentiful a take grants a few requests at once and a quiet response writes
+ * nothing (lib/budget/grants.ts, docs/rate-budgets.md).
  *
  * Budget time is the retry loop's clock (`deps.retry.now`): like a `Retry-After`, a budget is the
  * source's time, which tests and the chaos suite keep apart from the engine clock they move to
@@ -164,14 +166,17 @@ export function spendingFetch(
   const policy = policyOf(deps, scope);
 
   return async (input, init) => {
-    const leaseId = await acquire(context, store, key, label, policy);
+    const { leaseId, lease } = await acquire(context, store, key, label, policy);
+    const renewal = renewBeforeLapse(context, store, key, label, policy, leaseId, lease.expiresAt);
     let response: Response;
     try {
       response = await deps.fetch(input, init);
     } catch (error) {
-      await settle(context, store, key, label, policy, leaseId, {});
+      await renewal.stop();
+      await settle(context, store, key, label, policy, leaseId, {}, false);
       throw error;
     }
+    await renewal.stop();
     const reading = readBudget(response.status, headerRecord(response.headers), deps.retry.now());
     if (reading.rejected) {
       deps.metrics.count(METRIC.budgetRejected);
@@ -180,8 +185,50 @@ export function spendingFetch(
         status: response.status,
       });
     }
-    await settle(context, store, key, label, policy, leaseId, reading.observation);
+    await settle(context, store, key, label, policy, leaseId, reading.observation, reading.rejected);
     return response;
+  };
+}
+
+/** How long before a grant's lease lapses a request still in flight renews it. */
+const RENEW_MARGIN_MS = 1_000;
+
+/**
+ * A grant's lease is short (lib/budget/grants.ts): a request of it still in flight shortly before
+ * the lease lapses renews it, so the request keeps its concurrency slot. A single request's lease
+ * outlasts the request timeout and needs no renewal.
+ */
+function renewBeforeLapse(
+  context: BudgetSpender,
+  store: RateBudgetStore,
+  key: string,
+  label: BudgetLabel,
+  policy: BudgetPolicy,
+  leaseId: string,
+  expiresAt: number,
+): { stop(): Promise<void> } {
+  const { deps } = context;
+  const inMs = expiresAt - RENEW_MARGIN_MS - deps.retry.now();
+  if (expiresAt - deps.retry.now() >= RELIABILITY.requestTimeoutMs + RENEW_MARGIN_MS)
+    return { stop: async () => {} };
+  let renewing: Promise<void> | undefined;
+  const timer = setTimeout(
+    () => {
+      renewing = store.renew(key, label, deps.retry.now(), policy, leaseId).catch((error: unknown) => {
+        context.log.warn('could not renew a rate budget lease; the request may outlive it', {
+          origin: label.origin,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    },
+    Math.max(0, inMs),
+  );
+  return {
+    async stop() {
+      clearTimeout(timer);
+      // A renewal under way lands before the settle, which must see it.
+      await renewing;
+    },
   };
 }
 
@@ -192,7 +239,7 @@ async function acquire(
   key: string,
   label: BudgetLabel,
   policy: BudgetPolicy,
-): Promise<string> {
+): Promise<Extract<TakeResult, { kind: 'go' }>> {
   const { deps, budget, sleep } = context;
   const leaseId = randomUUID();
   let reservation = budget.arrived;
@@ -205,7 +252,7 @@ async function acquire(
     context.ensureOwned();
     const now = Math.max(deps.retry.now(), sleptUntil);
     const result = await take(store, key, label, now, policy, leaseId, reservation);
-    if (result.kind === 'go') return leaseId;
+    if (result.kind === 'go') return result;
     if (result.kind === 'busy') {
       const pause = Math.min(BUSY_POLL_MS.max, Math.max(BUSY_POLL_MS.min, result.retryAt - now));
       await new Promise((resolve) => setTimeout(resolve, pause * (0.5 + Math.random() / 2)));
@@ -255,9 +302,10 @@ async function settle(
   policy: BudgetPolicy,
   leaseId: string,
   observation: Observation,
+  refused: boolean,
 ): Promise<void> {
   try {
-    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation);
+    await store.settle(key, label, context.deps.retry.now(), policy, leaseId, observation, refused);
   } catch (error) {
     context.log.warn('could not settle the rate budget; the lease will expire', {
       origin: label.origin,
