@@ -5,28 +5,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../lib/cli/main.js';
 import { startRun } from '../../lib/engine/index.js';
 import { DETAIL_TYPES, EntityEventDetailSchema, RunEventDetailSchema } from '../../lib/events/details.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
+import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
  * The change feed on the local runtime: the Items table's stream (on the emulator) read and turned
  * into `Entity Changed` / `Entity Tombstoned` events on the Harvester bus, as the stack's pipes do.
  */
 
-let engine: TestEngine;
 let fake: FakeSource;
 let queueUrl: string;
 
+const { engine, startFake } = useEngineWithFakes('change-feed', {
+  workers: 2,
+  bootstrap: { changeFeed: true },
+  runtime: { changeFeed: { includeData: false } },
+});
 beforeAll(async () => {
-  engine = await setUpTestEngine('change-feed', { bootstrap: { changeFeed: true } });
-  engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000, changeFeed: { includeData: false } }).start();
-  fake = await startFakeSource({ entities: 30, seed: 2121, latencyMs: 0 });
+  fake = await startFake({ entities: 30, seed: 2121, latencyMs: 0 });
   const { sqs, events } = engine.aws.clients;
   queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${engine.aws.prefix}-observer` })))
     .QueueUrl!;

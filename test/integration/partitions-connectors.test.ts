@@ -1,9 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+const { engine } = useEngineWithFakes('partitions-connectors', {
+  workers: 4,
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+});
+
+import { afterAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
 import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
 /**
@@ -14,18 +19,10 @@ import { compareWithTruth } from '../support/live.js';
  * in `partitions.test.ts`.
  */
 
-let engine: TestEngine;
 let counter = 0;
 const fakes: FakeSource[] = [];
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('partitions-connectors', {
-    env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
-  });
-  engine.runtime({ workers: 4, reaperIntervalMs: 3_600_000 }).start();
-});
 afterAll(async () => {
-  await engine.stop();
   await Promise.all(fakes.map((f) => f.stop()));
 });
 

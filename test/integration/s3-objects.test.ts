@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import type { RunMode } from '../../lib/run/model.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { createBucket, deleteObject, objectKey, putObject } from '../support/s3.js';
 import { injectS3Faults, type S3FaultInjector } from '../support/s3-faults.js';
 
@@ -11,25 +11,21 @@ import { injectS3Faults, type S3FaultInjector } from '../support/s3-faults.js';
  * engine, faults injected into the S3 client as S3 itself would answer them.
  */
 
-let engine: TestEngine;
 let s3: S3Client;
 let faults: S3FaultInjector;
 let counter = 0;
 /** The emulator's account: the one the engine expects to own every bucket it reads. */
 const OWNER = '123456789012';
 
+// No lookback and no skew margin in these tests, so "modified after the watermark" is exact
+// to the second without waiting minutes.
+const { engine } = useEngineWithFakes('s3obj', {
+  workers: 1,
+  env: { WATERMARK_LOOKBACK_SECONDS: '0', SOURCE_BUCKET_OWNER: OWNER },
+});
 beforeAll(async () => {
-  // No lookback and no skew margin in these tests, so "modified after the watermark" is exact
-  // to the second without waiting minutes.
-  engine = await setUpTestEngine('s3obj', {
-    env: { WATERMARK_LOOKBACK_SECONDS: '0', SOURCE_BUCKET_OWNER: OWNER },
-  });
   s3 = engine.aws.clients.s3();
   faults = injectS3Faults(s3);
-  engine.runtime({ workers: 1, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
 });
 
 async function bucketWith(count: number, options: { outside?: number } = {}): Promise<string> {

@@ -29,6 +29,7 @@ let attacker: Listener;
 let engine: TestEngine;
 let api: ApiDeps;
 
+// Its own engine, not useEngineWithFakes: the engine's config names the owner listener's URL, known only once it started.
 beforeAll(async () => {
   owner = await startListener();
   attacker = await startListener();
