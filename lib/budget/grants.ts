@@ -14,7 +14,7 @@ export const GRANT = {
   /** The most requests one take grants. */
   tokens: 4,
   /** A grant's requests start within this long after it was given. */
-  lifeMs: 5_000,
+  lifeMs: 10_000,
   /**
    * The grant's lease lasts this much longer than its last start: a request still in flight
    * shortly before the lease lapses renews it (`RateBudgetStore.renew`).
