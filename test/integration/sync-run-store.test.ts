@@ -9,6 +9,7 @@ import {
   LockNotHeldError,
   PageOutOfOrderError,
   RunCancelledError,
+  RunExistsError,
   RunFencedError,
   RunFinishedError,
   RunNotFoundError,
@@ -459,6 +460,18 @@ describe('a run restarted from scratch', () => {
     await expect(chains.heartbeat({ runId: run.runId, partition: 0 }, epoch, T0 + 51)).rejects.toBeInstanceOf(
       RunStateError,
     );
+  });
+});
+
+describe('create', () => {
+  it('refuses a run id already in use, and leaves that run as it was', async () => {
+    const run = await queuedRun();
+    await runs.start(run.runId, 1, T0 + 1);
+
+    await expect(
+      runs.create(newRun({ runId: run.runId, sourceId: run.sourceId, now: T0 + 5 })),
+    ).rejects.toBeInstanceOf(RunExistsError);
+    expect(await runs.require(run.runId)).toMatchObject({ state: 'running', startedAt: T0 + 1 });
   });
 });
 
