@@ -68,7 +68,7 @@ export async function resendFailedSuccessor(deps: EngineDeps, message: PageMessa
   const run = await deps.runs.get(message.runId);
   const chain = run && chainAt(run, message.partition);
   const handoff = chain?.handoff;
-  if (!run || run.state !== 'running' || run.epoch !== message.epoch || !chain || !handoff) return false;
+  if (run?.state !== 'running' || run.epoch !== message.epoch || !chain || !handoff) return false;
   if (message.page !== chain.nextPage - 1 || handoff.failedAt === undefined || handoff.sentAt !== null)
     return false;
   return (await resendExpectedPage(deps, run, 'send_failed', message.partition)) !== undefined;
