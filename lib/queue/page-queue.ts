@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { RELIABILITY } from '../config/constants.js';
 import type { PageMessage } from './page-message.js';
 import { refusesTheMessage, sendableBody, UnsendableMessageError } from './sendable.js';
@@ -13,6 +18,9 @@ export interface DeferralTarget {
   /** Role EventBridge Scheduler assumes to send to the queue. */
   readonly roleArn: string;
 }
+
+/** The most entries one `SendMessageBatch` call takes. */
+const SEND_BATCH_SIZE = 10;
 
 /** How a page was (re-)enqueued. */
 export type Enqueued =
@@ -78,6 +86,34 @@ export class PageQueue {
         }),
       ),
     );
+  }
+
+  /**
+   * Sends page messages now, ten to a `SendMessageBatch` call (SQS's limit), and returns those
+   * whose entries SQS failed for the moment (a throttle, an internal error): the caller decides
+   * what a failed send means for its handoff.
+   * @throws UnsendableMessageError when SQS refuses a message itself (a sender fault).
+   */
+  async sendBatch(messages: readonly PageMessage[]): Promise<PageMessage[]> {
+    const failed: PageMessage[] = [];
+    for (let start = 0; start < messages.length; start += SEND_BATCH_SIZE) {
+      const group = messages.slice(start, start + SEND_BATCH_SIZE);
+      const entries = group.map((message, index) => ({
+        Id: String(index),
+        MessageBody: sendableBody(message),
+      }));
+      const sent = await refusedAsUnsendable(() =>
+        this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries })),
+      );
+      for (const entry of sent.Failed ?? []) {
+        if (entry.SenderFault)
+          throw new UnsendableMessageError(
+            `the queue refused a page message: ${entry.Code} ${entry.Message ?? ''}`,
+          );
+        failed.push(group[Number(entry.Id)]!);
+      }
+    }
+    return failed;
   }
 
   /** Enqueues `message` to be processed at `untilMs`, through SQS or a one-time schedule. */

@@ -117,3 +117,34 @@ export function excerptOf(payload: unknown): string | null {
   }
   return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
 }
+
+/**
+ * Who may have filed an entry already, for `DeadLetterStore.recordUnlessFiledBy`: a window
+ * of a partitioned run (`from`/`until`, its bounds), whose neighbours' filings are its own, or the
+ * run's tail pass, for which every filing of the run is.
+ */
+export interface FiledBy {
+  readonly runId: string;
+  readonly from: string | null;
+  readonly until: string | null;
+  readonly tail: boolean;
+}
+
+/** The condition that the entry was not filed by `filer`'s run from a window next to it; undefined when none can be. */
+export function filedByCondition(
+  filer: FiledBy,
+): { expression: string; values: Record<string, unknown> } | undefined {
+  const values: Record<string, unknown> = { ':filerRun': filer.runId };
+  if (filer.tail) return { expression: '(attribute_not_exists(runId) OR runId <> :filerRun)', values };
+  const neighbours: string[] = [];
+  if (filer.from !== null) {
+    neighbours.push('windowUntil = :filerFrom');
+    values[':filerFrom'] = filer.from;
+  }
+  if (filer.until !== null) {
+    neighbours.push('windowFrom = :filerUntil');
+    values[':filerUntil'] = filer.until;
+  }
+  if (neighbours.length === 0) return undefined;
+  return { expression: `NOT (runId = :filerRun AND (${neighbours.join(' OR ')}))`, values };
+}

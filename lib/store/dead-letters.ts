@@ -15,10 +15,13 @@ import {
   deadLetterEntryId,
   excerptOf,
   type FailureRecord,
+  type FiledBy,
+  filedByCondition,
   isOpen,
 } from './dead-letter-model.js';
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
+import { refusedItem } from './refused-item.js';
 
 export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
 export {
@@ -27,6 +30,7 @@ export {
   deadLetterEntryId,
   EXCERPT_MAX_CHARS,
   type FailureRecord,
+  type FiledBy,
   isOpen,
   type PageScope,
 } from './dead-letter-model.js';
@@ -52,6 +56,24 @@ export class DeadLetterStore {
    * (run, page), so a redelivered page does not inflate it. Returns the entry id.
    */
   async record(failure: FailureRecord): Promise<string> {
+    await this.write(failure);
+    return deadLetterEntryId(failure.kind, failure.ref);
+  }
+
+  /**
+   * Records a failure unless one of the run's neighbouring windows (or, for a tail pass, any pass
+   * of the run) filed the same entry already, in one conditional write: two windows that list the
+   * same boundary record at once cannot both count it. Returns whether this filing counts — true
+   * also for a redelivered page that filed it before (its count was never committed).
+   */
+  async recordUnlessFiledBy(failure: FailureRecord, filer: FiledBy): Promise<boolean> {
+    return (await this.write(failure, filedByCondition(filer))) !== 'guarded';
+  }
+
+  private async write(
+    failure: FailureRecord,
+    guard?: { expression: string; values: Record<string, unknown> },
+  ): Promise<'written' | 'same_page' | 'guarded'> {
     const entryId = deadLetterEntryId(failure.kind, failure.ref);
     const failureKey = `${failure.runId}#${failure.page}`;
     try {
@@ -66,7 +88,10 @@ export class DeadLetterStore {
             (failure.windowUntil ? ', windowUntil = :windowUntil' : '') +
             // A new failure is news: a discarded entry opens again (its last discard stays, for the record).
             ' REMOVE #state',
-          ConditionExpression: 'attribute_not_exists(failureKey) OR failureKey <> :key',
+          ConditionExpression: guard
+            ? `(attribute_not_exists(failureKey) OR failureKey <> :key) AND ${guard.expression}`
+            : 'attribute_not_exists(failureKey) OR failureKey <> :key',
+          ...(guard ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
           ExpressionAttributeNames: {
             '#kind': 'kind',
             '#ref': 'ref',
@@ -89,14 +114,23 @@ export class DeadLetterStore {
             ...(failure.scope ? { ':scope': failure.scope } : {}),
             ...(failure.windowFrom ? { ':windowFrom': failure.windowFrom } : {}),
             ...(failure.windowUntil ? { ':windowUntil': failure.windowUntil } : {}),
+            ...guard?.values,
           },
         }),
       );
     } catch (error) {
-      // Same run and page recorded already: a redelivery; the entry is as it should be.
       if (!isConditionFailure(error)) throw error;
+      // Same run and page recorded already: a redelivery; the entry is as it should be.
+      if (!guard) return 'same_page';
+      // Partitions number their pages alike: the same page is the same window's too.
+      const old = refusedItem(error);
+      const samePage =
+        old?.failureKey === failureKey &&
+        old.windowFrom === failure.windowFrom &&
+        old.windowUntil === failure.windowUntil;
+      return samePage ? 'same_page' : 'guarded';
     }
-    return entryId;
+    return 'written';
   }
 
   async get(sourceId: string, entryId: string): Promise<DeadLetter | undefined> {

@@ -47,6 +47,20 @@ export class ChaosQueue {
   constructor(base: PageQueue) {
     const queue = Object.create(base) as PageQueue;
     queue.send = (message, delaySeconds = 0) => this.send(base, message, delaySeconds);
+    // A batch meets the same faults message by message; a failed send is a failed entry, as
+    // SendMessageBatch reports it, not an error of the whole call.
+    queue.sendBatch = async (messages) => {
+      const failed: PageMessage[] = [];
+      for (const message of messages) {
+        try {
+          await this.send(base, message, 0);
+        } catch (error) {
+          if (!(error instanceof SimulatedSendError)) throw error;
+          failed.push(message);
+        }
+      }
+      return failed;
+    };
     this.queue = queue;
     this.base = base;
   }

@@ -41,6 +41,44 @@ describe('recording a failure', () => {
   });
 });
 
+describe('a record filed by neighbouring windows of one run', () => {
+  // Two windows of a partitioned run meet the same broken record at their boundary B.
+  const left = { windowUntil: 'B' };
+  const right = { windowFrom: 'B' };
+  const leftFiler = { runId: 'run-a', from: null, until: 'B', tail: false };
+  const rightFiler = { runId: 'run-a', from: 'B', until: null, tail: false };
+
+  it('counts once when both file it at the same moment', async () => {
+    const [a, b] = await Promise.all([
+      store.recordUnlessFiledBy(failure('both', { ...left, page: 2 }), leftFiler),
+      store.recordUnlessFiledBy(failure('both', { ...right, page: 1 }), rightFiler),
+    ]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+  });
+
+  it('counts a window redoing its own page again, but not its neighbour on a page of the same number', async () => {
+    expect(await store.recordUnlessFiledBy(failure('redo', { ...left, page: 3 }), leftFiler)).toBe(true);
+    // The same page of the same window, redelivered: its earlier count was never committed.
+    expect(await store.recordUnlessFiledBy(failure('redo', { ...left, page: 3 }), leftFiler)).toBe(true);
+    // The neighbour lists it on its own page 3: filed already, by the window next to it.
+    expect(await store.recordUnlessFiledBy(failure('redo', { ...right, page: 3 }), rightFiler)).toBe(false);
+    // Another run's window is not a neighbour.
+    expect(
+      await store.recordUnlessFiledBy(failure('redo', { ...right, runId: 'run-b' }), {
+        ...rightFiler,
+        runId: 'run-b',
+      }),
+    ).toBe(true);
+  });
+
+  it('counts nothing a tail pass lists again that its run filed before', async () => {
+    expect(await store.recordUnlessFiledBy(failure('tail', { ...right, page: 2 }), rightFiler)).toBe(true);
+    expect(
+      await store.recordUnlessFiledBy(failure('tail', { ...right, page: 5 }), { ...rightFiler, tail: true }),
+    ).toBe(false);
+  });
+});
+
 describe('resolving loaded entities', () => {
   it('resolves an entry that last failed at or before the load, never one that failed again after it', async () => {
     await store.record(failure('resolve', { ref: 'before', now: 1_000 }));

@@ -55,7 +55,18 @@ beforeAll(async () => {
   });
   // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
   runtime = engine.runtime({ workers: 3, reaperIntervalMs: 3_600_000 }).start();
+  engine.aws.clients.sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { MessageBody?: string; Entries?: { MessageBody?: string }[] };
+      const bodies = input.Entries?.map((e) => e.MessageBody) ?? [input.MessageBody];
+      sends.push({ command: String(context.commandName), bodies: bodies.filter((b) => b !== undefined) });
+      return next(args);
+    },
+    { step: 'initialize', name: 'partitionsSendLog' },
+  );
 });
+/** Every SQS request of the engine with the page message bodies it carried. */
+const sends: { command: string; bodies: string[] }[] = [];
 const fakes: FakeSource[] = [];
 afterAll(async () => {
   await engine.stop();
@@ -94,12 +105,19 @@ async function expectStoreMatches(sourceId: string, source: MemorySource): Promi
 describe('a partitioned full run', () => {
   it('splits the stream into windows and delivers every entity exactly once, N/M exact', async () => {
     const { sourceId, source } = await newSource(300);
+    sends.length = 0;
 
     const done = await run(sourceId);
 
     expect(done.state).toBe('succeeded');
     const partitions = partitionsOf(done);
     expect(partitions).toHaveLength(4);
+    // The plan hands the four first pages to SQS in one SendMessageBatch call.
+    const firstPages = (body: string) =>
+      body.includes(`"runId":"${done.runId}"`) && /"page":1[,}]/.test(body) && body.includes('"partition":');
+    const carrying = sends.filter((s) => s.bodies.some(firstPages));
+    expect(carrying.map((s) => s.command)).toEqual(['SendMessageBatchCommand']);
+    expect(carrying[0]!.bodies.filter(firstPages)).toHaveLength(4);
     expect(partitions.map((p) => p.state)).toEqual(['done', 'done', 'done', 'done']);
     // Contiguous windows, the first from the start, the last open.
     expect(partitions[0]!.window.from).toBeNull();
@@ -116,9 +134,9 @@ describe('a partitioned full run', () => {
     await expectStoreMatches(sourceId, source);
     // Every window was read as its own stream: page 1 of each asked with its window (the open
     // one's window starts later if it read a tail pass).
-    const firstPages = source.requests.filter((r) => r.cursor === null).map((r) => r.window);
-    for (const p of partitions.slice(0, 3)) expect(firstPages).toContainEqual(p.window);
-    expect(firstPages.filter((w) => w?.until === null).length).toBeGreaterThanOrEqual(1);
+    const firstWindows = source.requests.filter((r) => r.cursor === null).map((r) => r.window);
+    for (const p of partitions.slice(0, 3)) expect(firstWindows).toContainEqual(p.window);
+    expect(firstWindows.filter((w) => w?.until === null).length).toBeGreaterThanOrEqual(1);
     // The watermark moved with the success, to the latest version read.
     const latest = source.truth().at(-1)!.updatedAt;
     expect((await engine.deps.sources.require(sourceId)).watermark).toBe(latest);

@@ -45,6 +45,23 @@ export async function handOver(deps: EngineDeps, message: PageMessage): Promise<
   }
 }
 
+/**
+ * Sends the first pages of a run's new chains (a partition plan) in as few `SendMessageBatch`
+ * calls as SQS allows, without confirmation writes: as for a commit's successor, each chain's
+ * first claim ends its handoff, and one write could not confirm chains that are each their own
+ * item. Failed entries are marked and the step fails, as {@link handOver} does.
+ */
+export async function handOverAll(deps: EngineDeps, messages: readonly PageMessage[]): Promise<void> {
+  const [first] = messages;
+  if (!first) return;
+  const failed = await deliverOrFail(deps, first, () => deps.queue.sendBatch(messages));
+  if (failed.length === 0) return;
+  for (const message of failed) await noteSendFailed(deps, message);
+  throw new Error(
+    `SQS failed ${failed.length} of ${messages.length} first pages (pages ${failed.map((m) => m.partition).join(', ')})`,
+  );
+}
+
 /** Marks the handoff of a failed send, best effort: the reaper re-sends it anyway once the run is silent. */
 async function noteSendFailed(deps: EngineDeps, message: PageMessage): Promise<void> {
   const ref = { runId: message.runId, partition: message.partition };

@@ -7,12 +7,13 @@ import { concurrentRequestsPerCredential } from '../sources/rate-budget.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { fetchAndLoad, retryOwned } from '../work/page-work.js';
 import { deferPage } from './deferral.js';
-import { pageMessage, sendPage } from './handoff.js';
+import { handOverAll, pageMessage } from './handoff.js';
 
 /**
  * The planning step of a partitioned run: page 1 of an eligible run asks the connector where to
  * split its stream ({@link Connector.planWindows}), records one partition per window on the run
- * (one conditional write, like a page commit) and hands every partition's page 1 to the queue.
+ * (one conditional write, like a page commit) and hands every partition's page 1 to the queue in
+ * `SendMessageBatch` calls, unconfirmed like a commit's successor (see handoff.ts).
  * A plan with no usable boundary — a small stream, a source that cannot tell — leaves the run
  * one ordinary stream, read from this very step.
  */
@@ -91,8 +92,9 @@ export async function planPartitions(context: StepContext): Promise<StepResult> 
     boundaries: windows.slice(1).map((w) => w.from),
   });
   await context.checkpointHook('afterCommit');
-  for (const [index] of windows.entries()) {
-    await sendPage(deps, pageMessage(run, 1, null, { partition: index }));
-  }
+  await handOverAll(
+    deps,
+    windows.map((_, index) => pageMessage(run, 1, null, { partition: index })),
+  );
   return { outcome: 'committed', next: 'enqueued' };
 }

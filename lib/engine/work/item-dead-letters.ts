@@ -1,5 +1,5 @@
 import { isPartitioned } from '../../run/partitions.js';
-import type { FailureRecord } from '../../store/dead-letters.js';
+import type { FailureRecord, FiledBy } from '../../store/dead-letters.js';
 import type { StepContext } from '../step/context.js';
 
 /*
@@ -22,11 +22,16 @@ export function mayResolveItemDeadLetters(context: StepContext): boolean {
   return run.itemDeadLetters !== false || isPartitioned(run) || marked.has(context);
 }
 
-/** Files an item dead letter of the step, after marking its run (once per step) as holding some. */
+/**
+ * Files an item dead letter of the step, after marking its run (once per step) as holding some.
+ * With `filer`, only when no window next to the step's (or, for a tail pass, no pass of the run)
+ * filed it first; returns whether this filing counts.
+ */
 export async function fileItemDeadLetter(
   context: StepContext,
   failure: Omit<FailureRecord, 'kind'>,
-): Promise<void> {
+  filer?: FiledBy,
+): Promise<boolean> {
   const { deps, run } = context;
   if (run.itemDeadLetters === false && !marked.has(context)) {
     await deps.runs.markItemDeadLetters(run.runId, {
@@ -35,5 +40,7 @@ export async function fileItemDeadLetter(
     });
     marked.add(context);
   }
+  if (filer) return deps.deadLetters.recordUnlessFiledBy({ ...failure, kind: 'item' }, filer);
   await deps.deadLetters.record({ ...failure, kind: 'item' });
+  return true;
 }

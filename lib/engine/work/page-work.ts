@@ -6,7 +6,7 @@ import { retryWithBackoff } from '../../retry/loop.js';
 import type { RetryDeps, RetryOutcome } from '../../retry/outcome.js';
 import { FIRST_EPOCH } from '../../run/model.js';
 import { readWindow } from '../../run/partitions.js';
-import { deadLetterEntryId } from '../../store/dead-letters.js';
+import type { FiledBy } from '../../store/dead-letters.js';
 import { DuplicatePageError } from '../../store/errors.js';
 import type { ItemProvenance } from '../../store/item-provenance.js';
 import { continueRun } from '../chain/continue.js';
@@ -180,21 +180,24 @@ async function normalizeAll(
     // Without an id, the record's content names it: listed again, it files the same entry.
     const ref = result.ref ?? unidentifiedRef(raw);
     if (result.ref) invalid.push(result.ref);
-    if (await filedByThisPass(context, ref)) continue;
-    failures += 1;
-    await fileItemDeadLetter(context, {
-      sourceId: run.sourceId,
-      ref,
-      errorClass: 'permanent',
-      reason: `invalid record: ${result.reason}`,
-      attempts: 1,
-      runId: run.runId,
-      page: message.page,
-      payload: raw,
-      ...(context.partition?.window.from ? { windowFrom: context.partition.window.from } : {}),
-      ...(context.partition?.window.until ? { windowUntil: context.partition.window.until } : {}),
-      now: deps.clock.now(),
-    });
+    const counted = await fileItemDeadLetter(
+      context,
+      {
+        sourceId: run.sourceId,
+        ref,
+        errorClass: 'permanent',
+        reason: `invalid record: ${result.reason}`,
+        attempts: 1,
+        runId: run.runId,
+        page: message.page,
+        payload: raw,
+        ...(context.partition?.window.from ? { windowFrom: context.partition.window.from } : {}),
+        ...(context.partition?.window.until ? { windowUntil: context.partition.window.until } : {}),
+        now: deps.clock.now(),
+      },
+      passFiler(context, ref),
+    );
+    if (counted) failures += 1;
   }
   if (failures > 0) deps.metrics.count(METRIC.deadLetters, failures, { name: 'Kind', value: 'item' });
   return { entities: [...byId.values()], failures, invalid };
@@ -206,20 +209,15 @@ async function normalizeAll(
  * after the latest valid version it read, and a record of unknown time sitting at a boundary is
  * listed by the windows on both sides (the earlier one lists it before the record that ends it).
  * Both deliver it, since skipping it in either could lose it when a neighbouring record is edited
- * away; whichever comes second does not count it again. A window's own earlier filing (a page
- * redone after a crash, its count never committed) is counted.
+ * away; whichever files second does not count it — decided by the filing's own conditional write,
+ * since both windows may list it at the same moment. A window's own earlier filing (a page redone
+ * after a crash, its count never committed) is counted.
  */
-async function filedByThisPass(context: StepContext, ref: string | null): Promise<boolean> {
+function passFiler(context: StepContext, ref: string | null): FiledBy | undefined {
   const partition = context.partition;
-  if (!partition || ref === null) return false;
-  const tail = partition.tailFrom !== null;
+  if (!partition || ref === null) return undefined;
   const { from, until } = partition.window;
-  if (!tail && from === null && until === null) return false;
-  const { deps, run } = context;
-  const entry = await deps.deadLetters.get(run.sourceId, deadLetterEntryId('item', ref));
-  if (entry?.runId !== run.runId) return false;
-  if (tail) return true;
-  return (from !== null && entry.windowUntil === from) || (until !== null && entry.windowFrom === until);
+  return { runId: context.run.runId, from, until, tail: partition.tailFrom !== null };
 }
 
 /**
