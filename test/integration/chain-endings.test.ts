@@ -1,17 +1,12 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
-import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
-import { ChainStore } from '../../lib/store/chains.js';
+import type { ChainRef } from '../../lib/store/chain-item.js';
+import type { ChainStore } from '../../lib/store/chains.js';
 import { StoreError } from '../../lib/store/errors.js';
-import { RunLifecycle } from '../../lib/store/lifecycle.js';
-import { SourceStore } from '../../lib/store/sources.js';
-import { SyncRunStore } from '../../lib/store/sync-runs.js';
+import type { SyncRunStore } from '../../lib/store/sync-runs.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
-import { newRun } from '../support/runs.js';
+import { ChainFixture, T0, WINDOWS } from '../support/chain-fixture.js';
 
 /**
  * How chains end, tested on the store directly: a chain that ended takes no page, the open window
@@ -20,59 +15,20 @@ import { newRun } from '../support/runs.js';
  */
 
 let aws: TestAws;
+let fx: ChainFixture;
 let runs: SyncRunStore;
 let chains: ChainStore;
-let lifecycle: RunLifecycle;
-const T0 = 1_700_000_000_000;
 
 beforeAll(async () => {
   aws = await setUpTestAws('endings');
-  runs = new SyncRunStore(aws.clients.doc, aws.names.syncRunsTable);
-  chains = new ChainStore(aws.clients.doc, runs);
-  const sources = new SourceStore(aws.clients.doc, aws.names.sourcesTable);
-  lifecycle = new RunLifecycle(aws.clients.doc, runs, sources);
+  fx = new ChainFixture(aws);
+  ({ runs, chains } = fx);
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
-/** A running run at epoch 1 whose own chain is at page 1. */
-async function runningRun(): Promise<SyncRun> {
-  const sourceId = `src-${ulid().toLowerCase()}`;
-  await lifecycle.sources.put(
-    { sourceId, connector: 'rest-json', config: { baseUrl: 'http://x' }, schedules: [], configHash: 'h' },
-    T0,
-  );
-  const run = await lifecycle.createHoldingLock(newRun({ sourceId, now: T0 }));
-  await runs.start(run.runId, 1, T0 + 1);
-  await chains.claim({ runId: run.runId }, 1, 1, T0 + 1);
-  return run;
-}
-
-const WINDOWS = [
-  { from: null, until: '2024-01-01T00:00:00Z' },
-  // The open window: its chain may wait for a tail pass.
-  { from: '2024-01-01T00:00:00Z', until: null },
-];
-
-/** A running run planned into the two windows above (partition 1 is the open one). */
-async function plannedRun(): Promise<SyncRun> {
-  const run = await runningRun();
-  await chains.plan({ runId: run.runId, epoch: 1, windows: WINDOWS, total: 100, now: T0 + 2 });
-  return run;
-}
-
-/** Commits `page` of a chain; `ending` set makes it the chain's last page. */
-function commit(ref: ChainRef, page: number, ending?: ChainEnding) {
-  return chains.commit({
-    ref,
-    epoch: 1,
-    page,
-    checkpoint: { cursor: ending === undefined ? `c-${page + 1}` : null, watermark: null },
-    processed: 10,
-    errors: 0,
-    ...(ending === undefined ? {} : { ending }),
-    now: T0 + 10 + page,
-  });
-}
+const runningRun = () => fx.runningRun();
+const plannedRun = () => fx.plannedRun();
+const commit = (ref: ChainRef, page: number, ending?: ChainEnding) => fx.commit(ref, page, ending);
 
 const openPartitions = async (runId: string) => (await runs.require(runId)).openPartitions;
 
@@ -143,19 +99,7 @@ describe('the last open partition', () => {
   });
 });
 
-/** Overwrites fields of a chain item as no store intent would: a state the conditions must judge alone. */
-async function forceChain(ref: ChainRef, fields: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(fields);
-  await aws.clients.doc.send(
-    new UpdateCommand({
-      TableName: aws.names.syncRunsTable,
-      Key: chainKey(ref),
-      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
-      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:f${i}`, fields[name]])),
-    }),
-  );
-}
+const forceChain = (ref: ChainRef, fields: Record<string, unknown>) => fx.forceChain(ref, fields);
 
 const plan = (runId: string) => chains.plan({ runId, epoch: 1, windows: WINDOWS, total: 5, now: T0 + 3 });
 
