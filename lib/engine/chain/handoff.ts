@@ -58,7 +58,7 @@ export async function handOverAll(deps: EngineDeps, messages: readonly PageMessa
   if (failed.length === 0) return;
   for (const message of failed) await noteSendFailed(deps, message);
   throw new Error(
-    `SQS failed ${failed.length} of ${messages.length} first pages (pages ${failed.map((m) => m.partition).join(', ')})`,
+    `SQS failed ${failed.length} of ${messages.length} first pages (partitions ${failed.map((m) => m.partition).join(', ')})`,
   );
 }
 
