@@ -180,9 +180,10 @@ export class SeenPageStore {
       new PutCommand({
         TableName: this.tableName,
         Item: { runId: headKey(scope, page), digest, count: ids.length, ...content, ...base },
-        // The same ids again is the same record; other ids are merged first (see `put`).
-        ConditionExpression: 'attribute_not_exists(runId) OR digest = :digest OR digest = :replaces',
-        ExpressionAttributeValues: { ':digest': digest, ':replaces': replaces ?? digest },
+        // The record as this write expects to find it: none, the same ids (a redelivery writes the
+        // same record) or the one whose ids it merged; any other is merged first (see `put`).
+        ConditionExpression: 'attribute_not_exists(runId) OR digest = :expected',
+        ExpressionAttributeValues: { ':expected': replaces ?? digest },
       }),
     );
   }

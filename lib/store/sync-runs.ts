@@ -212,7 +212,10 @@ export class SyncRunStore {
   static finishUpdate(runId: string, finish: RunFinish) {
     // A failure may end a run that never started (a crash loop on page 1), so `failed` also
     // accepts queued; success requires the running worker's epoch.
-    const states = finish.state === 'failed' ? '#state IN (:running, :queued)' : '#state = :running';
+    const states =
+      finish.state === 'failed'
+        ? 'attribute_exists(runId) AND #state IN (:running, :queued)'
+        : 'attribute_exists(runId) AND #state = :running';
     const epochCondition = finish.epoch === null ? '' : ' AND epoch = :epoch';
     // A run that succeeded read its whole stream: its total is what it processed, not an estimate.
     const succeeded = finish.state === 'succeeded';
@@ -227,7 +230,7 @@ export class SyncRunStore {
         // is confirmed published (clearOutbox); the reaper re-publishes it if the worker died first.
         // heartbeatAt: the reaper looks at an ended run only once it has been silent 90 s since.
         ', outboxAt = :now, heartbeatAt = :now',
-      ConditionExpression: `attribute_exists(runId) AND ${states}${epochCondition}`,
+      ConditionExpression: `${states}${epochCondition}`,
       ExpressionAttributeNames: {
         '#state': 'state',
         ...(finish.resume ? { '#resume': 'resume' } : {}),

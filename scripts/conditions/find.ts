@@ -5,9 +5,11 @@ import ts from 'typescript';
  * part of a template, whose text ends up in a `ConditionExpression`. A condition is often built
  * rather than written in place — a shared clause (`RUN_CONDITIONS.runningAtEpoch`), a local
  * (`const equal = …`), an argument of a helper's `condition` parameter, a helper's return value,
- * an interpolated `${epochCondition}` — so a literal counts when it flows there: through
- * template literals, `+`, `?:`, into a property, variable or parameter whose name says
- * "condition", or into a variable or function whose uses do.
+ * an interpolated `${epochCondition}`, a constant imported from another store file
+ * (`CHAIN_LIVE`), a clause pushed into an array that is joined — so a literal counts when it
+ * flows there: through template literals, `+`, `?:`, a method called on it, into a property,
+ * variable or parameter whose name says "condition", out of a function whose name does
+ * (`filedByCondition`), or into a variable, array or function whose uses do.
  */
 
 /** One literal piece of a condition, located in its file. */
@@ -79,6 +81,12 @@ function literalRange(node: ts.Node): { start: number; end: number } | null {
   return null;
 }
 
+/** A function's declared or assigned name (`function f`, `const f = () => …`). */
+function nameOf(fn: ts.SignatureDeclaration): ts.Node | undefined {
+  const holder = ts.isArrowFunction(fn) || ts.isFunctionExpression(fn) ? fn.parent : fn;
+  return (holder as { name?: ts.Node }).name;
+}
+
 /** Every identifier that refers to a symbol, across the files. */
 function referencesBySymbol(
   sources: readonly ts.SourceFile[],
@@ -88,7 +96,7 @@ function referencesBySymbol(
   for (const source of sources) {
     const visit = (node: ts.Node): void => {
       if (ts.isIdentifier(node)) {
-        const symbol = checker.getSymbolAtLocation(node);
+        const symbol = declared(checker, checker.getSymbolAtLocation(node));
         if (symbol) references.set(symbol, [...(references.get(symbol) ?? []), node]);
       }
       ts.forEachChild(node, visit);
@@ -96,6 +104,14 @@ function referencesBySymbol(
     visit(source);
   }
   return references;
+}
+
+/**
+ * The symbol a name was declared as: an imported name (`import { CHAIN_LIVE } from …`) is an alias
+ * of its own, so a constant used in another file than its own is followed through the alias.
+ */
+function declared(checker: ts.TypeChecker, symbol: ts.Symbol | undefined): ts.Symbol | undefined {
+  return symbol && symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
 }
 
 /** Follows an expression's value up the syntax tree and through names to where it is used. */
@@ -136,10 +152,17 @@ class FlowJudge {
     }
     if (ts.isVariableDeclaration(parent) && parent.initializer === node)
       return CONDITION_NAME.test(parent.name.getText()) || this.usesReach(parent.name);
+    // A method called on the value carries it on: `neighbours.join(' OR ')`.
+    if (ts.isCallExpression(parent) && parent.expression === node && ts.isPropertyAccessExpression(node))
+      return this.reachesCondition(parent);
     if (
       (ts.isCallExpression(parent) || ts.isNewExpression(parent)) &&
       parent.arguments?.includes(node as ts.Expression)
     ) {
+      // Pushed into an array: the literal goes where the array goes.
+      const callee = parent.expression;
+      if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'push')
+        return this.usesReach(callee.expression);
       const index = parent.arguments.indexOf(node as ts.Expression);
       const declaration = this.checker.getResolvedSignature(parent)?.getDeclaration();
       const parameter = declaration?.parameters?.[index];
@@ -147,14 +170,14 @@ class FlowJudge {
     }
     if (ts.isReturnStatement(parent) || (ts.isArrowFunction(parent) && parent.body === node)) {
       const fn = ts.isArrowFunction(parent) ? parent : ts.findAncestor(parent, ts.isFunctionLike);
-      return fn !== undefined && this.callsReach(fn);
+      return fn !== undefined && (CONDITION_NAME.test(nameOf(fn)?.getText() ?? '') || this.callsReach(fn));
     }
     return false;
   }
 
   /** Some use of the name declared at `name` reaches a condition. */
   private usesReach(name: ts.Node): boolean {
-    const symbol = this.checker.getSymbolAtLocation(name);
+    const symbol = declared(this.checker, this.checker.getSymbolAtLocation(name));
     if (!symbol) return false;
     return (this.references.get(symbol) ?? [])
       .filter((use) => use !== name)
@@ -163,10 +186,9 @@ class FlowJudge {
 
   /** Some call of the function `fn` (by its declared or assigned name) reaches a condition. */
   private callsReach(fn: ts.SignatureDeclaration): boolean {
-    const holder = ts.isArrowFunction(fn) || ts.isFunctionExpression(fn) ? fn.parent : fn;
-    const name = (holder as { name?: ts.Node }).name;
+    const name = nameOf(fn);
     if (!name) return false;
-    const symbol = this.checker.getSymbolAtLocation(name);
+    const symbol = declared(this.checker, this.checker.getSymbolAtLocation(name));
     return (this.references.get(symbol as ts.Symbol) ?? [])
       .filter((use) => use !== name)
       .map((use) => (ts.isPropertyAccessExpression(use.parent) ? use.parent : use))

@@ -12,12 +12,21 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
     'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
+  // CHAIN_LIVE: the clause every chain write starts with.
+  'chain-item.ts': [
+    'test/integration/sync-run-store.test.ts',
+    'test/integration/chain-endings.test.ts',
+    'test/integration/chain-store.test.ts',
+    'test/integration/partitions.test.ts',
+  ],
   'chains.ts': [
     'test/integration/sync-run-store.test.ts',
     'test/integration/chain-endings.test.ts',
     'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
+  // filedByCondition: the guard of a window's filing against its neighbours'.
+  'dead-letter-model.ts': ['test/integration/dead-letter-store.test.ts'],
   'dead-letters.ts': ['test/integration/dead-letter-store.test.ts'],
   'items.ts': [
     'test/integration/item-store.test.ts',
@@ -32,6 +41,7 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
     'test/integration/chain-store.test.ts',
     'test/integration/partitions.test.ts',
   ],
+  'seen-pages.ts': ['test/integration/seen-pages.test.ts'],
   'sources.ts': [
     'test/integration/source-store.test.ts',
     'test/integration/sync-run-store.test.ts',
@@ -40,6 +50,7 @@ export const TESTS_BY_STORE_FILE: Readonly<Record<string, readonly string[]>> = 
   'sync-runs.ts': [
     'test/integration/sync-run-store.test.ts',
     'test/integration/chain-store.test.ts',
+    'test/integration/run-transitions.test.ts',
     'test/integration/partitions.test.ts',
   ],
 };

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import { createLogger } from '../../lib/observability/logger.js';
-import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
-import { putTrustedSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
+import { putTrustedSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 import { CONTRACT_SECRET } from './subjects.js';
 
 /**
@@ -11,11 +12,10 @@ import { CONTRACT_SECRET } from './subjects.js';
  * letter and no run failure. (S3 sources hold no secret: the worker's role reads the bucket.)
  */
 
-let engine: TestEngine;
-let fake: FakeSource;
 const lines: string[] = [];
 
-beforeAll(async () => {
+// Registered before the engine's hooks: the capture starts before the engine and ends after it.
+beforeAll(() => {
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream);
     vi.spyOn(stream, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -29,43 +29,38 @@ beforeAll(async () => {
       lines.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
     });
   }
-  engine = await setUpTestEngine('secretlog', {
-    logger: createLogger('DEBUG'),
-    secrets: async () => CONTRACT_SECRET,
-  });
-  engine.runtime({ workers: 1, reaperIntervalMs: 3_600_000 }).start();
-  fake = await startFakeSource({ entities: 30, seed: 77, latencyMs: 0 });
 });
-afterAll(async () => {
+afterAll(() => {
   vi.restoreAllMocks();
-  await engine.stop();
-  await fake.stop();
 });
 
-const configs = (id: string): Record<string, [string, Record<string, unknown>]> => ({
-  'github-issues': [
-    'github-issues',
-    { owner: 'octo', repo: 'secret', baseUrl: fake.url, perPage: 10, tokenRef: `ssm:/harvester/${id}/token` },
-  ],
-  'gitlab-issues': [
-    'gitlab-issues',
-    {
-      project: 'acme/secret',
-      baseUrl: `${fake.url}/api/v4`,
-      perPage: 10,
-      tokenRef: `ssm:/harvester/${id}/token`,
-    },
-  ],
-  'rest-json': [
-    'rest-json',
-    fakeRestConfig(fake.url, { pageSize: 10, auth: { secretRef: `ssm:/harvester/${id}/token` } }),
-  ],
+const { engine, startFake } = useEngineWithFakes('secretlog', {
+  logger: createLogger('DEBUG'),
+  secrets: async () => CONTRACT_SECRET,
+  workers: 1,
+});
+let fake: FakeSource;
+
+beforeAll(async () => {
+  fake = await startFake({ entities: 30, seed: 77, latencyMs: 0 });
 });
 
-describe.each(['github-issues', 'gitlab-issues', 'rest-json'])('%s keeps its secret out of logs', (name) => {
+/** The listing each connector reads, its token a secret reference of the source's own. */
+const shapes = { 'github-issues': 'github', 'gitlab-issues': 'gitlab', 'rest-json': 'rest-cursor' } as const;
+const tokenConfig = (name: keyof typeof shapes, id: string): Record<string, unknown> => {
+  const ref = `ssm:/harvester/${id}/token`;
+  if (name === 'github-issues') return { repo: 'secret', tokenRef: ref };
+  if (name === 'gitlab-issues') return { project: 'acme/secret', tokenRef: ref };
+  return { auth: { secretRef: ref } };
+};
+
+describe.each(Object.keys(shapes) as (keyof typeof shapes)[])('%s keeps its secret out of logs', (name) => {
   it('a refused and a throttled run log, dead-letter and fail without the secret', async () => {
     const sourceId = `secret-${name}`;
-    const [connector, config] = configs(sourceId)[name]!;
+    const { connector, config } = sourceOfShape(fake, shapes[name], {
+      pageSize: 10,
+      config: tokenConfig(name, sourceId),
+    });
     await putTrustedSource(engine.deps, sourceId, connector, config);
     lines.length = 0;
     fake.control.setProfile({ rate429: 0.5, retryAfterSeconds: 1 });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
 import { isTerminal } from '../../lib/run/model.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
-import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../support/harness.js';
+import { putSource, useEngineWithFakes } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /*
  * A load test: 40 runs of a non-resumable mode (full), one source each, two workers,
@@ -15,20 +15,13 @@ import { fakeRestConfig, putSource, setUpTestEngine, type TestEngine } from '../
 const RUNS = 40;
 const ENTITIES = 40;
 const clock = movableClock();
-let engine: TestEngine;
-let runtime: LocalRuntime;
+// A busy worker beats often in real time, so a clock jump never makes a step that is merely
+// slow on a loaded machine look silent: only pages waiting in the queue grow old.
+const { engine, runtime, startFake } = useEngineWithFakes('backlog', { clock, heartbeatIntervalMs: 200 });
 let fake: FakeSource;
 
 beforeAll(async () => {
-  // A busy worker beats often in real time, so a clock jump never makes a step that is merely
-  // slow on a loaded machine look silent: only pages waiting in the queue grow old.
-  engine = await setUpTestEngine('backlog', { clock, heartbeatIntervalMs: 200 });
-  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-  fake = await startFakeSource({ entities: ENTITIES, seed: 77 });
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: ENTITIES, seed: 77 });
 });
 
 describe('a backlogged page queue under load', () => {
@@ -36,7 +29,8 @@ describe('a backlogged page queue under load', () => {
     const runIds: string[] = [];
     for (let i = 0; i < RUNS; i++) {
       const sourceId = `backlog-${i}`;
-      await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: 20 }));
+      const { connector, config } = sourceOfShape(fake, 'rest-cursor', { pageSize: 20 });
+      await putSource(engine.deps, sourceId, connector, config);
       runIds.push((await startRun(engine.deps, { sourceId, mode: 'full' })).runId);
     }
 

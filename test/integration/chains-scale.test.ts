@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import { MAX_PARTITIONS_LIMIT, partitionsOf } from '../../lib/run/partitions.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
 
 /**
@@ -18,34 +18,29 @@ const RUN_ITEM_LIMIT = 1_024;
 
 /** The run item's size as stored (attribute names and values, as JSON: an upper bound of DynamoDB's count). */
 const runItemSizes: number[] = [];
-let engine: TestEngine;
-
-beforeAll(async () => {
-  engine = await setUpTestEngine('chains-scale', {
-    connectors: withMemoryKeyed,
-    env: {
-      MAX_PARTITIONS_PER_RUN: String(K),
-      MIN_ENTITIES_PER_PARTITION: '1',
-      // No cap on requests in flight: it would bound k below 64.
-      MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: '0',
+const { engine } = useEngineWithFakes('chains-scale', {
+  workers: 4,
+  connectors: withMemoryKeyed,
+  env: {
+    MAX_PARTITIONS_PER_RUN: String(K),
+    MIN_ENTITIES_PER_PARTITION: '1',
+    // No cap on requests in flight: it would bound k below 64.
+    MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: '0',
+  },
+  hooks: {
+    async at(point, context) {
+      if (point !== 'afterCommit') return;
+      const { Item } = await engine.aws.clients.doc.send(
+        new GetCommand({
+          TableName: engine.aws.names.syncRunsTable,
+          Key: { runId: context.runId },
+          ConsistentRead: true,
+        }),
+      );
+      runItemSizes.push(Buffer.byteLength(JSON.stringify(Item)));
     },
-    hooks: {
-      async at(point, context) {
-        if (point !== 'afterCommit') return;
-        const { Item } = await engine.aws.clients.doc.send(
-          new GetCommand({
-            TableName: engine.aws.names.syncRunsTable,
-            Key: { runId: context.runId },
-            ConsistentRead: true,
-          }),
-        );
-        runItemSizes.push(Buffer.byteLength(JSON.stringify(Item)));
-      },
-    },
-  });
-  engine.runtime({ workers: 4 }).start();
+  },
 });
-afterAll(() => engine.stop());
 
 /** Windows holding two entities, read in two pages with a long cursor between them; the others hold one. */
 const LONG = 4;

@@ -1,43 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import { startRun } from '../../lib/engine/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-  workerProcessEnv,
-} from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 const clock = movableClock();
-let engine: TestEngine;
-let runtime: LocalRuntime;
+const { engine, runtime, startFake } = useEngineWithFakes('sigkill', {
+  clock,
+  workers: 0,
+  runtime: { processWorkers: 1 },
+});
 let fake: FakeSource;
 
 beforeAll(async () => {
-  engine = await setUpTestEngine('sigkill', { clock });
-  fake = await startFakeSource({ entities: 1_000, seed: 9, latencyMs: 400 });
-  runtime = engine
-    .runtime({
-      workers: 0,
-      processWorkers: 1,
-      reaperIntervalMs: 3_600_000,
-      workerEnv: workerProcessEnv(engine),
-    })
-    .start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: 1_000, seed: 9, latencyMs: 400 });
 });
 
 describe('a worker process killed with SIGKILL mid-page', () => {
   it('is recovered by the reaper and the run ends complete', async () => {
-    await putSource(engine.deps, 'killed', 'rest-json', fakeRestConfig(fake.url));
+    const { connector, config } = sourceOfShape(fake, 'rest-cursor', { pageSize: 100 });
+    await putSource(engine.deps, 'killed', connector, config);
     const started = await startRun(engine.deps, { sourceId: 'killed', mode: 'incremental' });
     // Mid-page: a worker has taken page 4 or later (its claim cleared the handoff) and is in its
     // 400 ms fetch. Killing it between a commit and the send's confirmation would be a lost

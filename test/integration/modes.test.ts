@@ -17,7 +17,7 @@ async function newSource(entities: number, profile: FakeSourceOptions['profile']
 
 describe('incremental runs and the watermark', () => {
   it('moves the watermark only on success and picks up entities modified since', async () => {
-    const { sourceId, fake } = await newSource(300);
+    const { sourceId, fake } = await newSource(60, 'none', 20);
 
     const first = await runToEnd(sourceId, 'incremental');
     const afterFirst = (await engine.deps.sources.require(sourceId)).watermark;
@@ -50,7 +50,7 @@ describe('incremental runs and the watermark', () => {
   });
 
   it('sets the watermark with a successful full run over a keyed stream: it read everything', async () => {
-    const { sourceId, fake } = await newSource(150);
+    const { sourceId, fake } = await newSource(40);
 
     await runToEnd(sourceId, 'full');
 
@@ -60,7 +60,7 @@ describe('incremental runs and the watermark', () => {
   });
 
   it('never sets a watermark from a stream that cannot be keyed (positional pages, no since filter)', async () => {
-    const { sourceId, fake } = await newSource(150);
+    const { sourceId, fake } = await newSource(40);
     const positional = fakeRestConfig(fake.url, {
       url: `${fake.url}/records-paged`,
       sinceParam: undefined,
@@ -75,29 +75,29 @@ describe('incremental runs and the watermark', () => {
     expect(incremental.state).toBe('succeeded');
     // The incremental run read everything, and said why.
     expect(incremental.resume.reason).toBe('stream_unordered');
-    expect(incremental.progress.processed).toBe(150);
+    expect(incremental.progress.processed).toBe(40);
     expect((await engine.deps.sources.require(sourceId)).watermark).toBeNull();
   });
 });
 
 describe('reconciliation', () => {
   it('tombstones exactly the entities deleted at the source', async () => {
-    const { sourceId, fake } = await newSource(250);
+    const { sourceId, fake } = await newSource(60, 'none', 20);
     await runToEnd(sourceId, 'full');
-    fake.control.delete(['e-000003', 'e-000100', 'e-000250']);
+    fake.control.delete(['e-000003', 'e-000030', 'e-000060']);
 
     const run = await runToEnd(sourceId, 'reconciliation');
 
     expect(run.state).toBe('succeeded');
     const items = await engine.deps.items.listAll(sourceId);
     const tombstoned = items.filter((i) => i.tombstonedAt !== undefined).map((i) => i.entityId);
-    expect(tombstoned.sort()).toEqual(['e-000003', 'e-000100', 'e-000250']);
-    expect(items.filter((i) => i.tombstonedAt === undefined)).toHaveLength(247);
+    expect(tombstoned.sort()).toEqual(['e-000003', 'e-000030', 'e-000060']);
+    expect(items.filter((i) => i.tombstonedAt === undefined)).toHaveLength(57);
     expect(run.progress.tombstoned).toBe(3);
   });
 
   it('tombstones nothing when a page of the listing failed', async () => {
-    const { sourceId, fake } = await newSource(250);
+    const { sourceId, fake } = await newSource(60, 'none', 20);
     await runToEnd(sourceId, 'full');
     fake.control.delete(['e-000004']);
     fake.control.setProfile({ perPathOverrides: { '/records': { forceStatus: 403 } } });
@@ -112,7 +112,7 @@ describe('reconciliation', () => {
 
 describe('retry failed', () => {
   it('loads the entries once the source is fixed and empties dead_letters', async () => {
-    const { sourceId, fake } = await newSource(400, { invalidRecords: 10 });
+    const { sourceId, fake } = await newSource(60, { invalidRecords: 10 }, 20);
     const first = await runToEnd(sourceId, 'full');
     expect(first.errorCount).toBe(10);
     const invalid = [...fake.truth().invalidIds];
@@ -124,11 +124,11 @@ describe('retry failed', () => {
     expect(retry.progress.processed).toBe(10);
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
     for (const id of invalid) expect(await engine.deps.items.get(sourceId, id)).toBeDefined();
-    expect(await engine.deps.items.listAll(sourceId)).toHaveLength(400);
+    expect(await engine.deps.items.listAll(sourceId)).toHaveLength(60);
   });
 
   it('keeps the entries that still fail, with their history', async () => {
-    const { sourceId, fake } = await newSource(400, { invalidRecords: 10 });
+    const { sourceId, fake } = await newSource(60, { invalidRecords: 10 }, 20);
     await runToEnd(sourceId, 'full');
     const invalid = [...fake.truth().invalidIds].sort();
     const stillBroken = invalid.slice(0, 3);
@@ -151,8 +151,8 @@ describe('retry failed', () => {
 
 describe('cancel', () => {
   it('stops the worker within one heartbeat; the next run starts from scratch', async () => {
-    // Twenty pages of 10: cancelled after two, it has most of its pages still to go.
-    const { sourceId, fake } = await newSource(200, 'none', 10);
+    // Ten pages of 10: cancelled after two, it has most of its pages still to go.
+    const { sourceId, fake } = await newSource(100, 'none', 10);
     const started = await startRun(engine.deps, { sourceId, mode: 'incremental' });
     await waitForRun(engine.deps, started.runId, (r) => r.progress.pages >= 2);
 
@@ -170,6 +170,6 @@ describe('cancel', () => {
     const next = await runToEnd(sourceId, 'incremental');
     expect(next.resume.reason).toBe('fresh_start');
     expect(next.params.since).toBeNull();
-    expect(next.progress.processed).toBe(200);
+    expect(next.progress.processed).toBe(100);
   });
 });

@@ -1,6 +1,12 @@
+// Small sources in pages of 10: four windows of ~30 entities prove the split as well as 400 in
+// pages of 20 did, at a quarter of the writes (each one a request to the emulator).
+const ENTITIES = 120;
+const PAGE = 10;
+const MIN_PER_PARTITION = 20;
+
 const { engine } = useEngineWithFakes('partitions-connectors', {
   workers: 4,
-  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: String(MIN_PER_PARTITION) },
 });
 
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,25 +35,29 @@ afterAll(async () => {
 const SHAPES = {
   'gitlab-issues': (url: string) => ({
     connector: 'gitlab-issues',
-    config: { project: 'acme/parts', baseUrl: `${url}/api/v4`, perPage: 20 },
+    config: { project: 'acme/parts', baseUrl: `${url}/api/v4`, perPage: PAGE },
     ids: 'github' as const,
   }),
   'rest-json (keyed, page)': (url: string) => ({
     connector: 'rest-json',
-    config: fakeRestConfig(url, { url: `${url}/records-paged`, pageSize: 20, pagination: { type: 'page' } }),
+    config: fakeRestConfig(url, {
+      url: `${url}/records-paged`,
+      pageSize: PAGE,
+      pagination: { type: 'page' },
+    }),
     ids: 'rest' as const,
   }),
   'rest-json (keyed, cursor)': (url: string) => ({
     connector: 'rest-json',
     config: fakeRestConfig(url, {
-      pageSize: 20,
+      pageSize: PAGE,
       pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: false },
     }),
     ids: 'rest' as const,
   }),
   'rest-json (stable cursor)': (url: string) => ({
     connector: 'rest-json',
-    config: fakeRestConfig(url, { pageSize: 20 }),
+    config: fakeRestConfig(url, { pageSize: PAGE }),
     ids: 'rest' as const,
   }),
 };
@@ -73,14 +83,14 @@ async function fullRun(sourceId: string): Promise<SyncRun> {
 
 describe.each(Object.keys(SHAPES) as (keyof typeof SHAPES)[])('a partitioned full run of %s', (shape) => {
   it('is split by the data and stores every entity once, invalid records dead-lettered once each', async () => {
-    const { fake, sourceId, ids } = await source(shape, 400, 5);
+    const { fake, sourceId, ids } = await source(shape, ENTITIES, 5);
 
     const done = await fullRun(sourceId);
 
     expect(done.state).toBe('succeeded');
     const partitions = partitionsOf(done);
     expect(partitions).toHaveLength(4);
-    for (const p of partitions) expect(p.processed).toBeGreaterThan(50);
+    for (const p of partitions) expect(p.processed).toBeGreaterThan(MIN_PER_PARTITION);
     const truth = fake.truth();
     expect(done.progress.processed).toBe(truth.entities.length - truth.invalidIds.length);
     expect(done.errorCount).toBe(truth.invalidIds.length);
@@ -90,8 +100,8 @@ describe.each(Object.keys(SHAPES) as (keyof typeof SHAPES)[])('a partitioned ful
   }, 120_000);
 
   it('raced by edits, stores every live entity at its latest version without another run', async () => {
-    const { fake, sourceId, ids } = await source(shape, 400);
-    fake.control.setLive({ touchesPerPage: 2, addsPerPage: 1, maxChanges: 60 });
+    const { fake, sourceId, ids } = await source(shape, ENTITIES);
+    fake.control.setLive({ touchesPerPage: 2, addsPerPage: 1, maxChanges: 30 });
 
     const raced = await fullRun(sourceId);
     fake.control.setLive(null);

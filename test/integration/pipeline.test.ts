@@ -1,44 +1,32 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../lib/engine/index.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { FakeSource } from '../../tools/fake-source/index.js';
+import { putSource, useEngineWithFakes } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
-let engine: TestEngine;
+const { engine, startFake, runToEnd } = useEngineWithFakes('pipeline', { workers: 3 });
 let source: FakeSource;
 
 beforeAll(async () => {
-  engine = await setUpTestEngine('pipeline');
-  source = await startFakeSource({
-    entities: 2_000,
+  source = await startFake({
+    entities: 500,
     seed: 42,
     profile: { transientRate: 0.025, rate429: 0.025, retryAfterSeconds: [1, 10], invalidRecords: 10 },
   });
-  engine.runtime({ workers: 3 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await source.stop();
 });
 
 describe('a full run through the whole pipeline', () => {
   it('loads everything but the invalid records, dead-letters exactly those, and counts exactly', async () => {
-    await putSource(engine.deps, 'flaky', 'rest-json', fakeRestConfig(source.url));
+    const { connector, config } = sourceOfShape(source, 'rest-cursor', { pageSize: 50 });
+    await putSource(engine.deps, 'flaky', connector, config);
 
-    const started = await startRun(engine.deps, { sourceId: 'flaky', mode: 'full' });
-    const run = await waitForRun(engine.deps, started.runId);
+    const run = await runToEnd('flaky', 'full');
 
     const truth = source.truth();
     expect(truth.invalidIds).toHaveLength(10);
     expect(run.state).toBe('succeeded');
-    expect(run.progress.processed).toBe(1_990);
+    expect(run.progress.processed).toBe(490);
     expect(run.errorCount).toBe(10);
-    expect(run.progress.pages).toBe(20);
+    expect(run.progress.pages).toBe(10);
 
     const deadLetters = await engine.deps.deadLetters.listAll('flaky');
     expect(deadLetters.map((d) => d.ref).sort()).toEqual([...truth.invalidIds].sort());

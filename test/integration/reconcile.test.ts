@@ -32,9 +32,9 @@ describe('a reconciliation raced by edits', () => {
   it.each(['github', 'rest-page'] as const)(
     '%s: tombstones no live entity, every entity deleted before it, and after a quiet one exactly the deleted',
     async (shape) => {
-      const { fake, sourceId, storeShape } = await source(shape, 150);
+      const { fake, sourceId, storeShape } = await source(shape, 60);
       await runToEnd(sourceId, 'full');
-      const deletedBefore = fake.control.delete(['e-000010', 'e-000075', 'e-000145']).changed;
+      const deletedBefore = fake.control.delete(['e-000010', 'e-000030', 'e-000055']).changed;
       fake.control.setLive({ touchesPerPage: 2, deletesPerPage: 1, addsPerPage: 1 });
 
       const raced = await runToEnd(sourceId, 'reconciliation');
@@ -62,7 +62,7 @@ describe('a reconciliation raced by edits', () => {
 
 describe('reconciliation', () => {
   it('never tombstones an entity that grew too large to store: it is alive', async () => {
-    const { fake, sourceId } = await source('rest-cursor', 120);
+    const { fake, sourceId } = await source('rest-cursor', 60);
     await runToEnd(sourceId, 'full');
     fake.control.resize(['e-000007'], 400 * 1_024);
     fake.control.delete(['e-000050']);
@@ -77,7 +77,7 @@ describe('reconciliation', () => {
   });
 
   it('confirms each absence with the source: an item only missing from the listing is kept', async () => {
-    const { fake, sourceId } = await source('rest-cursor', 100);
+    const { fake, sourceId } = await source('rest-cursor', 40);
     await runToEnd(sourceId, 'full');
     // e-000020 is left out of the listing (a lagging index), yet fetching it by id finds it.
     fake.control.hide(['e-000020']);
@@ -91,7 +91,9 @@ describe('reconciliation', () => {
   });
 
   it('tombstones in bounded slices across page messages, every confirmed absence once', async () => {
-    const { fake, sourceId } = await source('rest-cursor', 260);
+    // Enough deletions for three slices, and a listing of more than one page besides.
+    const ENTITIES = CONFIRMATIONS_PER_SLICE * 2 + 20 + 60;
+    const { fake, sourceId } = await source('rest-cursor', ENTITIES);
     await runToEnd(sourceId, 'full');
     const doomed = fake
       .truth()
@@ -103,7 +105,7 @@ describe('reconciliation', () => {
 
     expect(run.state).toBe('succeeded');
     expect(run.progress.tombstoned).toBe(doomed.length);
-    const listingPages = Math.ceil((260 - doomed.length) / 50);
+    const listingPages = Math.ceil((ENTITIES - doomed.length) / 50);
     // At most CONFIRMATIONS_PER_SLICE confirmations a page: three slices at least.
     expect(run.progress.pages).toBeGreaterThanOrEqual(listingPages + 3);
     const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'rest');

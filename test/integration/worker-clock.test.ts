@@ -1,18 +1,10 @@
 import { ListSchedulesCommand } from '@aws-sdk/client-scheduler';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import { movableClock } from '../support/crash.js';
-import {
-  fakeRestConfig,
-  fastRetry,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-  workerProcessEnv,
-} from '../support/harness.js';
+import { fastRetry, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 /*
  * A local runtime on a movable clock shares it with its worker processes: hours can pass for a
@@ -22,38 +14,25 @@ import {
 
 const HOUR = 3_600_000;
 const clock = movableClock();
-let engine: TestEngine;
-let runtime: LocalRuntime;
+const { engine, runtime, startFake } = useEngineWithFakes('workerclock', {
+  clock,
+  retry: { ...fastRetry(), now: () => clock.now() },
+  maxQueueDelayMs: 0,
+  workers: 0,
+  runtime: { processWorkers: 1, scheduleIntervalMs: 200, workerClock: clock },
+});
 let fake: FakeSource;
 
 beforeAll(async () => {
-  engine = await setUpTestEngine('workerclock', {
-    clock,
-    retry: { ...fastRetry(), now: () => clock.now() },
-    maxQueueDelayMs: 0,
-  });
-  fake = await startFakeSource({ entities: 90, seed: 17 });
-  runtime = engine
-    .runtime({
-      workers: 0,
-      processWorkers: 1,
-      reaperIntervalMs: 3_600_000,
-      scheduleIntervalMs: 200,
-      workerClock: clock,
-      workerEnv: workerProcessEnv(engine),
-    })
-    .start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await fake.stop();
+  fake = await startFake({ entities: 90, seed: 17 });
 });
 
 describe('a worker process under a runtime on a movable clock', () => {
   it('stamps its work with the runtime’s time, also after the clock moved', async () => {
     clock.advance(3 * HOUR);
     await runtime.syncWorkerClocks();
-    await putSource(engine.deps, 'stamped', 'rest-json', fakeRestConfig(fake.url, { pageSize: 30 }));
+    const { connector, config } = sourceOfShape(fake, 'rest-cursor', { pageSize: 30 });
+    await putSource(engine.deps, 'stamped', connector, config);
     const before = clock.now();
 
     const { runId } = await startRun(engine.deps, { sourceId: 'stamped', mode: 'full' });
@@ -70,7 +49,8 @@ describe('a worker process under a runtime on a movable clock', () => {
     await runtime.syncWorkerClocks();
     // Each listing request is throttled once for an hour, then answered.
     fake.control.setProfile({ rate429: 1, retryAfterSeconds: 3_600, maxConsecutiveFailures: 1 });
-    await putSource(engine.deps, 'throttled', 'rest-json', fakeRestConfig(fake.url, { pageSize: 90 }));
+    const { connector, config } = sourceOfShape(fake, 'rest-cursor', { pageSize: 90 });
+    await putSource(engine.deps, 'throttled', connector, config);
     const before = clock.now();
 
     // One stream (no planning request): the page's own fetch meets the Retry-After.

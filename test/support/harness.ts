@@ -199,10 +199,10 @@ export interface EngineWithFakes {
   readonly engine: TestEngine;
   /**
    * The runtime polling the file's page queue (its reaper timer is off: tests reap by hand).
-   * With `workers: 0` there is none: the file drives steps itself or starts its own with
-   * `engine.runtime(…)`, and reading this fails.
+   * With `workers: 0` and no worker processes there is none: the file drives steps itself or
+   * starts its own with `engine.runtime(…)`, and reading this fails.
    */
-  readonly runtime: Pick<LocalRuntime, 'reapNow' | 'workerPids'>;
+  readonly runtime: Pick<LocalRuntime, 'reapNow' | 'workerPids' | 'syncWorkerClocks'>;
   /** Starts a fake source that is stopped after the file. */
   startFake(options: FakeSourceOptions): Promise<FakeSource>;
   /** Starts a run of `mode` and waits until it ended and its outcome event is out. */
@@ -211,9 +211,12 @@ export interface EngineWithFakes {
 
 /** Options of {@link useEngineWithFakes}: the engine's (a movable `clock`, hooks, …) and its runtime's. */
 export type EngineWithFakesOptions = TestEngineOptions & {
-  /** In-process workers of the file's runtime (default 2); 0 starts no runtime at all. */
+  /** In-process workers of the file's runtime (default 2); 0 with no worker processes starts no runtime at all. */
   workers?: number;
-  /** More options of the file's runtime (a change feed, worker processes, a reaper timer, …). */
+  /**
+   * More options of the file's runtime (a change feed, a reaper timer, `processWorkers`, …).
+   * Worker processes are given the file's emulator, resources and `env` (`workerEnv` adds to them).
+   */
   runtime?: Partial<Omit<LocalRuntimeOptions, 'deps' | 'clients' | 'resources' | 'workers'>>;
 };
 
@@ -222,7 +225,8 @@ export type EngineWithFakesOptions = TestEngineOptions & {
  * (`hint` names them), a local runtime with `workers` in-process workers (default 2) and no reaper
  * timer, and the fake sources the file starts — all stopped after the file. Call it at the top
  * level of a test file. A file that steps pages by hand passes `workers: 0`; one that needs
- * a movable clock passes `clock` (the engine and its runtime share it).
+ * a movable clock passes `clock` (the engine and its runtime share it); one that runs pages in
+ * worker processes passes `runtime: { processWorkers }` (and `workers: 0` for those alone).
  *
  * @example
  * const { engine, startFake, runToEnd } = useEngineWithFakes('live', { heartbeatIntervalMs: 500 });
@@ -237,9 +241,10 @@ export function useEngineWithFakes(hint: string, options: EngineWithFakesOptions
   };
   beforeAll(async () => {
     const engine = await setUpTestEngine(hint, engineOptions);
+    const workerEnv = { ...workerProcessEnv(engine), ...engineOptions.env, ...runtimeOptions.workerEnv };
     const runtime =
-      workers > 0
-        ? engine.runtime({ workers, reaperIntervalMs: 3_600_000, ...runtimeOptions }).start()
+      workers > 0 || (runtimeOptions.processWorkers ?? 0) > 0
+        ? engine.runtime({ workers, reaperIntervalMs: 3_600_000, ...runtimeOptions, workerEnv }).start()
         : undefined;
     set = { engine, runtime };
   });
@@ -267,6 +272,7 @@ export function useEngineWithFakes(hint: string, options: EngineWithFakesOptions
     runtime: {
       reapNow: () => runtime().reapNow(),
       workerPids: () => runtime().workerPids(),
+      syncWorkerClocks: () => runtime().syncWorkerClocks(),
     },
     async startFake(fakeOptions) {
       const fake = await startFakeSource(fakeOptions);

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import {
   CONNECTOR_SIZE,
   describeSource,
+  SHAPES,
+  TRAITS,
   type Trait,
   type ZooSize,
   type ZooSource,
@@ -35,17 +37,21 @@ export interface ZooSettings {
 
 /**
  * Settings from the environment: `ZOO_SOURCES=N` sources (default `fallback`), `ZOO_SEED=S`
- * (default a fixed seed, so CI is reproducible; `ZOO_SEED=random` draws a fresh one and prints
+ * (default `fixedSeed`, so CI is reproducible; `ZOO_SEED=random` draws a fresh one and prints
  * it), `ZOO_PATH=P` to replay one shrunk counterexample fast-check printed.
  */
-export function zooSettings(fallback: number, env: NodeJS.ProcessEnv = process.env): ZooSettings {
+export function zooSettings(
+  fallback: number,
+  env: NodeJS.ProcessEnv = process.env,
+  fixedSeed = 18_0001,
+): ZooSettings {
   const numRuns = env.ZOO_SOURCES ? Number(env.ZOO_SOURCES) : fallback;
   const seed =
     env.ZOO_SEED === 'random'
       ? Math.floor(Math.random() * 0x7fff_ffff)
       : env.ZOO_SEED
         ? Number(env.ZOO_SEED)
-        : 18_0001;
+        : fixedSeed;
   return env.ZOO_PATH ? { numRuns, seed, path: env.ZOO_PATH } : { numRuns, seed };
 }
 
@@ -60,12 +66,14 @@ export async function assertZoo(
   settings: ZooSettings,
   check: (source: ZooSource) => Promise<string[]>,
   options: { readonly shrink: boolean; readonly replay: string; readonly size?: ZooSize },
-): Promise<{ readonly sources: number }> {
+): Promise<{ readonly sources: number; readonly undrawn: readonly string[] }> {
   let sources = 0;
+  const drawn: ZooSource[] = [];
   const property = fc.asyncProperty(
     zooSource(excludedTraits(), options.size ?? CONNECTOR_SIZE),
     async (source) => {
       sources += 1;
+      drawn.push(source);
       const violations = await check(source);
       if (violations.length > 0) {
         throw new Error(`${describeSource(source)}\n${violations.map((v) => `  ✗ ${v}`).join('\n')}`);
@@ -89,5 +97,26 @@ export async function assertZoo(
       ].join('\n'),
     );
   }
-  return { sources };
+  return { sources, undrawn: undrawn(drawn) };
+}
+
+/**
+ * What no drawn source had: the drawable traits, the shapes, and a full run split into windows
+ * and one read as a single stream. A small default draw is only worth its time if this is empty.
+ */
+export function undrawn(drawn: readonly ZooSource[]): string[] {
+  const seen = new Set<string>();
+  for (const s of drawn) {
+    for (const t of s.traits) seen.add(t);
+    seen.add(s.shape);
+    seen.add(s.partitions > 1 ? 'split full run' : 'single-stream full run');
+  }
+  const excluded = excludedTraits();
+  const wanted = [
+    ...TRAITS.filter((t) => !excluded.includes(t)),
+    ...SHAPES,
+    'split full run',
+    'single-stream full run',
+  ];
+  return wanted.filter((w) => !seen.has(w));
 }
