@@ -1,19 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps, StepPoint } from '../../lib/engine/index.js';
 import { processPage, startRun } from '../../lib/engine/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { RunFencedError } from '../../lib/store/errors.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
-import {
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
 // Ten pages of 20: enough pages for every crash point, few enough writes to keep the file fast.
 const ENTITIES = 200;
@@ -21,27 +15,17 @@ const PAGE_SIZE = 20;
 const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
 const clock = movableClock();
 const hooks = new CrashHooks();
-let engine: TestEngine;
-let runtime: LocalRuntime;
-const sources: FakeSource[] = [];
+// The reaper is ticked by hand (runtime.reapNow), after the clock has been moved past the silence threshold.
+const { engine, runtime, startFake } = useEngineWithFakes('crash', { clock, hooks });
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('crash', { clock, hooks });
-  // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
-  runtime = engine.runtime({ workers: 2, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(() => engine.stop());
-afterEach(async () => {
-  hooks.disarm();
-  await Promise.all(sources.splice(0).map((s) => s.stop()));
-});
+afterEach(() => hooks.disarm());
 
 async function newSource(): Promise<{ sourceId: string; fake: FakeSource }> {
-  const fake = await startFakeSource({ entities: ENTITIES, seed: 100 + counter });
-  sources.push(fake);
+  const fake = await startFake({ entities: ENTITIES, seed: 100 + counter });
   const sourceId = `crash-${++counter}`;
-  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url, { pageSize: PAGE_SIZE }));
+  const { connector, config } = sourceOfShape(fake, 'rest-cursor', { pageSize: PAGE_SIZE });
+  await putSource(engine.deps, sourceId, connector, config);
   return { sourceId, fake };
 }
 
@@ -266,12 +250,8 @@ describe('a source reconfigured while its run is down', () => {
     const { sourceId, fake } = await newSource();
     const started = await startAndCrash(sourceId, 'incremental', 'afterLoad', 3);
 
-    await putSource(
-      engine.deps,
-      sourceId,
-      'rest-json',
-      fakeRestConfig(fake.url, { pageSize: PAGE_SIZE / 2 }),
-    );
+    const smaller = sourceOfShape(fake, 'rest-cursor', { pageSize: PAGE_SIZE / 2 });
+    await putSource(engine.deps, sourceId, smaller.connector, smaller.config);
     const report = await silenceThenReap();
     const run = await waitForRun(engine.deps, started.runId);
 

@@ -16,7 +16,8 @@ import { setUpTestAws, type TestAws } from '../support/aws.js';
 
 /** `harvester items export` against the local API: every entity once, and once again after a crash. */
 
-const ENTITIES = 5_000;
+// Ten pages of 100: enough for a crash at page 7 to leave pages on both sides of it.
+const ENTITIES = 1_000;
 const SOURCE = 'export-src';
 let aws: TestAws;
 let server: DevServer;
