@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { DeadLetterStore, deadLetterEntryId, type FailureRecord } from '../../lib/store/dead-letters.js';
+import { DeadLetterConflictError } from '../../lib/store/errors.js';
 import { setUpTestAws, type TestAws } from '../support/aws.js';
 
 /* The dead-letter store's two conditional writes, driven directly. */
@@ -100,6 +101,27 @@ describe('a record filed by neighbouring windows of one run', () => {
     expect(
       await store.recordUnlessFiledBy(failure('tail', { ...right, page: 5 }), { ...rightFiler, tail: true }),
     ).toBe(false);
+  });
+});
+
+describe('discarding an entry', () => {
+  const discard = { at: 5_000, by: null, reason: 'a broken record upstream' };
+
+  it('keeps the first discard: a second one is a conflict and changes nothing', async () => {
+    const entryId = await store.record(failure('discard'));
+
+    expect(await store.discard('discard', entryId, discard)).toMatchObject({ state: 'discarded', discard });
+    await expect(
+      store.discard('discard', entryId, { ...discard, at: 6_000, reason: 'again' }),
+    ).rejects.toBeInstanceOf(DeadLetterConflictError);
+    expect(await store.get('discard', entryId)).toMatchObject({ discard });
+  });
+
+  it('discards nothing into being: an entry resolved meanwhile stays gone', async () => {
+    const entryId = deadLetterEntryId('item', 'never-filed');
+
+    expect(await store.discard('discard-gone', entryId, discard)).toBeUndefined();
+    expect(await store.get('discard-gone', entryId)).toBeUndefined();
   });
 });
 
