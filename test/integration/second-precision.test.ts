@@ -12,13 +12,14 @@ import { compareWithTruth } from '../support/live.js';
  */
 
 const { engine, startFake, runToEnd } = useEngineWithFakes('second-precision', {
-  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '20' },
 });
 
 describe('a source whose since filter reads whole seconds', () => {
   it('a partitioned run over count-bisected windows, declared second-precision, stores every entity once', async () => {
     const fake = await startFake({
-      entities: 400,
+      // 120 entities in pages of 10: windows of ~30, split as 400 in pages of 20 were.
+      entities: 120,
       seed: 1_909,
       latencyMs: 0,
       traits: { since: { precision: 's' } },
@@ -29,7 +30,7 @@ describe('a source whose since filter reads whole seconds', () => {
       sourceId,
       'rest-json',
       fakeRestConfig(fake.url, {
-        pageSize: 20,
+        pageSize: 10,
         sincePrecision: 's',
         pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: false },
       }),
@@ -42,7 +43,7 @@ describe('a source whose since filter reads whole seconds', () => {
     expect(windows.length).toBeGreaterThan(1);
     for (const w of windows) if (w.window.from !== null) expect(w.window.from).toMatch(/\.000Z$/);
     expect(run.errorCount).toBe(0);
-    expect(run.progress.processed).toBe(400);
+    expect(run.progress.processed).toBe(120);
     const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
     expect(comparison.missing).toEqual([]);
   }, 120_000);

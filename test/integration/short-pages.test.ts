@@ -13,13 +13,16 @@ import { compareWithTruth } from '../support/live.js';
  */
 
 const { engine, startFake, runToEnd } = useEngineWithFakes('short-pages', {
-  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '20' },
 });
+
+const ENTITIES = 200;
 
 describe('a source that drops rows after its limit', () => {
   it('a partitioned full run and an incremental run store every row it shows, both with total = processed', async () => {
     const fake = await startFake({
-      entities: 400,
+      // 200 entities in pages of 10: windows of ~40, split as 400 in pages of 20 were.
+      entities: ENTITIES,
       seed: 1_818,
       latencyMs: 0,
       traits: { postLimitFilter: 0.15 },
@@ -30,7 +33,7 @@ describe('a source that drops rows after its limit', () => {
       sourceId,
       'rest-json',
       fakeRestConfig(fake.url, {
-        pageSize: 20,
+        pageSize: 10,
         pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor', stable: false },
       }),
     );
@@ -48,7 +51,7 @@ describe('a source that drops rows after its limit', () => {
 
     expect(full.state).toBe('succeeded');
     expect(partitionsOf(full).length).toBeGreaterThan(1);
-    expect(full.progress.processed).toBe(400 - hidden.size);
+    expect(full.progress.processed).toBe(ENTITIES - hidden.size);
     expect(full.progress.total).toBe(full.progress.processed);
     expect(incremental.state).toBe('succeeded');
     const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
