@@ -60,6 +60,8 @@ describe('a record filed by neighbouring windows of one run', () => {
     expect(await store.recordUnlessFiledBy(failure('redo', { ...left, page: 3 }), leftFiler)).toBe(true);
     // The same page of the same window, redelivered: its earlier count was never committed.
     expect(await store.recordUnlessFiledBy(failure('redo', { ...left, page: 3 }), leftFiler)).toBe(true);
+    // ...and the entry counts that page's attempts once.
+    expect(await store.get('redo', deadLetterEntryId('item', 'e1'))).toMatchObject({ attempts: 3 });
     // The neighbour lists it on its own page 3: filed already, by the window next to it.
     expect(await store.recordUnlessFiledBy(failure('redo', { ...right, page: 3 }), rightFiler)).toBe(false);
     // Another run's window is not a neighbour.
@@ -67,6 +69,28 @@ describe('a record filed by neighbouring windows of one run', () => {
       await store.recordUnlessFiledBy(failure('redo', { ...right, runId: 'run-b' }), {
         ...rightFiler,
         runId: 'run-b',
+      }),
+    ).toBe(true);
+  });
+
+  it('does not count it for the left window once its right neighbour filed it', async () => {
+    expect(await store.recordUnlessFiledBy(failure('right-first', { ...right, page: 1 }), rightFiler)).toBe(
+      true,
+    );
+    expect(await store.recordUnlessFiledBy(failure('right-first', { ...left, page: 4 }), leftFiler)).toBe(
+      false,
+    );
+  });
+
+  it('counts for a tail pass what another run filed: only the filings of its own run are its own', async () => {
+    const earlier = { ...rightFiler, runId: 'run-b' };
+    expect(
+      await store.recordUnlessFiledBy(failure('tail-other', { ...right, runId: 'run-b' }), earlier),
+    ).toBe(true);
+    expect(
+      await store.recordUnlessFiledBy(failure('tail-other', { ...right, page: 5 }), {
+        ...rightFiler,
+        tail: true,
       }),
     ).toBe(true);
   });
