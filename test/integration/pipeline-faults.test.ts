@@ -7,39 +7,35 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { processPage, RUN_EVENT_TYPES, startRun, UNKNOWN_SOURCE } from '../../lib/engine/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { deferralSchedulePrefix } from '../../lib/queue/page-queue.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import {
-  createQueuedRun,
-  fakeRestConfig,
-  putSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import type { FakeSource } from '../../tools/fake-source/index.js';
+import { createQueuedRun, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { sourceOfShape } from '../support/shapes.js';
 
-let engine: TestEngine;
+// The cases share one fake source, i.e. one credential: with rate budgets on, a case's
+// `Retry-After` (up to an hour here) would rightly pause the next case's runs too. The budget
+// itself is exercised by rate-budget.test.ts. Most cases deliver page messages by hand; the one
+// that needs workers starts its own runtime.
+const { engine, startFake } = useEngineWithFakes('faults', { rateBudgets: false, workers: 0 });
 let source: FakeSource;
 
 beforeAll(async () => {
-  // The cases share one fake source, i.e. one credential: with rate budgets on, a case's
-  // `Retry-After` (up to an hour here) would rightly pause the next case's runs too. The budget
-  // itself is exercised by rate-budget.test.ts.
-  engine = await setUpTestEngine('faults', { rateBudgets: false });
-  source = await startFakeSource({ entities: 300, seed: 7 });
+  source = await startFake({ entities: 300, seed: 7 });
 });
-afterAll(async () => {
-  await engine.stop();
-  await source.stop();
-});
+
+/** Registers `sourceId` over the fake's rest-json listing, `pageSize` entities a page. */
+async function putRestSource(sourceId: string, pageSize = 100): Promise<void> {
+  const { connector, config } = sourceOfShape(source, 'rest-cursor', { pageSize });
+  await putSource(engine.deps, sourceId, connector, config);
+}
 
 /** A running run with no message in the queue, and the message for its first page. */
 async function runningRun(sourceId: string): Promise<PageMessage> {
-  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(source.url));
+  await putRestSource(sourceId);
   const runId = await createQueuedRun(engine.deps, sourceId);
   return { v: 1, runId, sourceId, epoch: 1, page: 1, cursor: null };
 }
@@ -97,12 +93,12 @@ describe('duplicate delivery', () => {
 
 describe('a source reconfigured while its run is alive', () => {
   it('does not change the running stream: the run keeps the config it started with', async () => {
-    await putSource(engine.deps, 'reconfigured', 'rest-json', fakeRestConfig(source.url));
+    await putRestSource('reconfigured');
     const started = await startRun(engine.deps, { sourceId: 'reconfigured', mode: 'full' });
     const [first] = await takeAll();
     await processPage(engine.deps, first!);
 
-    await putSource(engine.deps, 'reconfigured', 'rest-json', fakeRestConfig(source.url, { pageSize: 50 }));
+    await putRestSource('reconfigured', 50);
     const [second] = await takeAll();
     const result = await processPage(engine.deps, second!);
 
@@ -131,7 +127,7 @@ async function drive(runId: string): Promise<void> {
 describe('a retry-failed page delivered twice, the copies interleaved', () => {
   it('counts every recovered entry exactly once', async () => {
     source.control.setProfile({ invalidRecords: 60 });
-    await putSource(engine.deps, 'retry-dup', 'rest-json', fakeRestConfig(source.url));
+    await putRestSource('retry-dup');
     const full = await startRun(engine.deps, { sourceId: 'retry-dup', mode: 'full' });
     await drive(full.runId);
     expect((await engine.deps.runs.require(full.runId)).errorCount).toBe(60);
@@ -276,7 +272,7 @@ describe('a permanent failure on page 1', () => {
     source.control.setProfile('unauthorized');
     engine.runtime({ workers: 1 }).start();
 
-    await putSource(engine.deps, 'denied', 'rest-json', fakeRestConfig(source.url));
+    await putRestSource('denied');
     const started = await startRun(engine.deps, { sourceId: 'denied', mode: 'full' });
     const run = await waitForRun(engine.deps, started.runId);
 

@@ -47,6 +47,7 @@ let counter = 0;
 // Shared secrets are bound to explicit origins: the fake sources' ports are chosen up front.
 const PORTS = await freePorts(12);
 
+// Its own engine, not useEngineWithFakes: moved over, the first case saw no deferral (docs/testing.md).
 beforeAll(async () => {
   engine = await setUpTestEngine('budget', {
     heartbeatIntervalMs: 500,
