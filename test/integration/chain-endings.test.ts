@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { describe, expect, it } from 'vitest';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
 import type { ChainRef } from '../../lib/store/chain-item.js';
 import type { ChainStore } from '../../lib/store/chains.js';
 import { StoreError } from '../../lib/store/errors.js';
 import type { SyncRunStore } from '../../lib/store/sync-runs.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
-import { ChainFixture, T0, WINDOWS } from '../support/chain-fixture.js';
+import { type ChainFixture, T0, useChainFixture, WINDOWS } from '../support/chain-fixture.js';
 
 /**
  * How chains end, tested on the store directly: a chain that ended takes no page, the open window
@@ -14,17 +12,14 @@ import { ChainFixture, T0, WINDOWS } from '../support/chain-fixture.js';
  * and a run is planned once.
  */
 
-let aws: TestAws;
 let fx: ChainFixture;
 let runs: SyncRunStore;
 let chains: ChainStore;
 
-beforeAll(async () => {
-  aws = await setUpTestAws('endings');
-  fx = new ChainFixture(aws);
-  ({ runs, chains } = fx);
+useChainFixture('endings', (f) => {
+  fx = f;
+  ({ runs, chains } = f);
 });
-afterAll(() => destroyAwsClients(aws.clients));
 
 const runningRun = () => fx.runningRun();
 const plannedRun = () => fx.plannedRun();

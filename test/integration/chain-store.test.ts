@@ -1,6 +1,5 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { describe, expect, it } from 'vitest';
 import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
 import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
@@ -8,8 +7,7 @@ import type { ChainStore } from '../../lib/store/chains.js';
 import { DuplicatePageError, RunFencedError, StoreError } from '../../lib/store/errors.js';
 import type { RunLifecycle } from '../../lib/store/lifecycle.js';
 import type { Fence, SyncRunStore } from '../../lib/store/sync-runs.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
-import { ChainFixture, T0 } from '../support/chain-fixture.js';
+import { type ChainFixture, T0, useChainFixture } from '../support/chain-fixture.js';
 
 /**
  * Late and stale chain writes, on the store directly: a claim or a send confirmation for a page
@@ -18,18 +16,15 @@ import { ChainFixture, T0 } from '../support/chain-fixture.js';
  * scenario one condition of the chain store defends (see docs/testing.md, "Condition mutants").
  */
 
-let aws: TestAws;
 let fx: ChainFixture;
 let runs: SyncRunStore;
 let chains: ChainStore;
 let lifecycle: RunLifecycle;
 
-beforeAll(async () => {
-  aws = await setUpTestAws('chainstore');
-  fx = new ChainFixture(aws);
-  ({ runs, chains, lifecycle } = fx);
+useChainFixture('chainstore', (f) => {
+  fx = f;
+  ({ runs, chains, lifecycle } = f);
 });
-afterAll(() => destroyAwsClients(aws.clients));
 
 const queuedRun = () => fx.queuedRun();
 const plannedRun = () => fx.plannedRun();
@@ -152,7 +147,9 @@ describe.each(KINDS)('$kind', ({ partitions, chainAtPage2, others }) => {
 
   it('ends no chain item into being: a run whose chain item is missing is not ended past it', async () => {
     const { run, ref } = await chainAtPage2();
-    await aws.clients.doc.send(new DeleteCommand({ TableName: aws.names.syncRunsTable, Key: chainKey(ref) }));
+    await fx.aws.clients.doc.send(
+      new DeleteCommand({ TableName: fx.aws.names.syncRunsTable, Key: chainKey(ref) }),
+    );
 
     await expect(lifecycle.cancel(run.runId, T0 + 40)).rejects.toThrow();
     expect(await chains.get(ref)).toBeUndefined();

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { describe, expect, it } from 'vitest';
 import type { SyncRun } from '../../lib/run/model.js';
 import {
   RunCancelledError,
@@ -9,8 +8,7 @@ import {
 } from '../../lib/store/errors.js';
 import type { RunEnding, RunLifecycle } from '../../lib/store/lifecycle.js';
 import type { SyncRunStore } from '../../lib/store/sync-runs.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
-import { ChainFixture, T0 } from '../support/chain-fixture.js';
+import { type ChainFixture, T0, useChainFixture } from '../support/chain-fixture.js';
 
 /**
  * The run item's own transitions, on the store directly: a start, the end of a run arriving
@@ -18,17 +16,14 @@ import { ChainFixture, T0 } from '../support/chain-fixture.js';
  * condition of the run store defends (see docs/testing.md, "Condition mutants").
  */
 
-let aws: TestAws;
 let fx: ChainFixture;
 let runs: SyncRunStore;
 let lifecycle: RunLifecycle;
 
-beforeAll(async () => {
-  aws = await setUpTestAws('runtrans');
-  fx = new ChainFixture(aws);
-  ({ runs, lifecycle } = fx);
+useChainFixture('runtrans', (f) => {
+  fx = f;
+  ({ runs, lifecycle } = f);
 });
-afterAll(() => destroyAwsClients(aws.clients));
 
 /** The end of `run`: by its worker at epoch 1 by default, or by a decision not fenced by epoch (`epoch: null`). */
 function finish(run: SyncRun, ending: Partial<RunEnding> & Pick<RunEnding, 'state' | 'now'>): Promise<void> {

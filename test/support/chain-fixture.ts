@@ -1,5 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
+import { afterAll, beforeAll } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
 import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
@@ -7,7 +9,7 @@ import { ChainStore } from '../../lib/store/chains.js';
 import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { SourceStore } from '../../lib/store/sources.js';
 import { SyncRunStore } from '../../lib/store/sync-runs.js';
-import type { TestAws } from './aws.js';
+import { setUpTestAws, type TestAws } from './aws.js';
 import { newRun } from './runs.js';
 
 /** The time the chain store tests start their runs at. */
@@ -90,4 +92,19 @@ export class ChainFixture {
       }),
     );
   }
+}
+
+/**
+ * Sets up the test file's own tables (named from `hint`) and a {@link ChainFixture} over them
+ * before its tests, hands the fixture to `ready`, and closes the clients after the file.
+ */
+export function useChainFixture(hint: string, ready: (fx: ChainFixture) => void): void {
+  let aws: TestAws | undefined;
+  beforeAll(async () => {
+    aws = await setUpTestAws(hint);
+    ready(new ChainFixture(aws));
+  });
+  afterAll(() => {
+    if (aws) destroyAwsClients(aws.clients);
+  });
 }
