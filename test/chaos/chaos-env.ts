@@ -1,8 +1,9 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { Entity } from '../../lib/connectors/contract.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 import { LocalRuntime } from '../../lib/local/runtime.js';
-import { fastRetry, setUpTestEngine, type TestEngine, workerProcessEnv } from '../support/harness.js';
+import { fastRetry, type TestEngine, useEngineWithFakes, workerProcessEnv } from '../support/harness.js';
 import { ChaosQueue } from './chaos-queue.js';
 import { ChaosHooks } from './hooks.js';
 import { InProcessWorkers } from './workers.js';
@@ -47,7 +48,6 @@ export interface ChaosEnv {
   readonly workers: InProcessWorkers;
   /** The reaper (ticked by hand), the page DLQ drain, and one worker process that can be SIGKILLed. */
   readonly runtime: LocalRuntime;
-  stop(): Promise<void>;
 }
 
 /** In-process pollers; a worker process polls the same queue. */
@@ -59,13 +59,21 @@ const SCHEDULE_TICK_MS = 200;
 /** The runtime's own reaper timer never fires during a suite (the trials tick the reaper themselves). */
 const NEVER_MS = 2_000_000_000;
 
-export async function setUpChaosEnv(): Promise<ChaosEnv> {
+/**
+ * The chaos suite's environment, set up once for the file that calls it (at its top level):
+ * the engine on the file's resources with no runtime of its own (`useEngineWithFakes` with no
+ * workers), then the engine as the trials see it — faulty queue, hooks, recorded loads — with
+ * two in-process pollers over it and a runtime that runs one worker process, the page DLQ drain
+ * and the due schedules. Read the returned getter inside hooks and tests.
+ */
+export function useChaosEnv(): () => ChaosEnv {
   const clock = movableClock();
   const hooks = new ChaosHooks();
   // Runs are read as one stream unless a trial asks for partitions (the partition trials); a
   // partition is worth it from 20 entities, so the trials' small sources can be split.
   const partitionEnv = { MAX_PARTITIONS_PER_RUN: '1', MIN_ENTITIES_PER_PARTITION: '20' };
-  const engine = await setUpTestEngine('chaos', {
+  const { engine } = useEngineWithFakes('chaos', {
+    workers: 0,
     clock,
     hooks,
     heartbeatIntervalMs: HEARTBEAT_MS,
@@ -75,41 +83,39 @@ export async function setUpChaosEnv(): Promise<ChaosEnv> {
     retry: { ...fastRetry(), now: () => clock.now() },
     maxQueueDelayMs: 0,
   });
-  const queue = new ChaosQueue(engine.deps.queue);
-  const seen = new SeenVersions();
-  const items = Object.create(engine.deps.items) as EngineDeps['items'];
-  items.loadAll = (sourceId, entities, ...rest) => {
-    seen.record(sourceId, entities);
-    return engine.deps.items.loadAll(sourceId, entities, ...rest);
-  };
-  const deps: EngineDeps = { ...engine.deps, queue: queue.queue, items };
-  const { clients, resources } = engine.aws;
-  const workers = new InProcessWorkers(deps, clients.sqs, resources.pageQueueUrl).start(IN_PROCESS_WORKERS);
-  const runtime = new LocalRuntime({
-    deps,
-    clients,
-    resources,
-    workers: 0,
-    processWorkers: 1,
-    reaperIntervalMs: NEVER_MS,
-    scheduleIntervalMs: SCHEDULE_TICK_MS,
-    redeliveryDelay: () => 1,
-    // The worker process lives on the trial's clock too.
-    workerClock: clock,
-    workerEnv: { ...workerProcessEnv(engine), ...partitionEnv },
-  }).start();
-  return {
-    engine,
-    deps,
-    clock,
-    hooks,
-    queue,
-    seen,
-    workers,
-    runtime,
-    async stop() {
-      await Promise.all([workers.stop(), runtime.stop()]);
-      await engine.stop();
-    },
+  let env: ChaosEnv | undefined;
+  beforeAll(() => {
+    const queue = new ChaosQueue(engine.deps.queue);
+    const seen = new SeenVersions();
+    const items = Object.create(engine.deps.items) as EngineDeps['items'];
+    items.loadAll = (sourceId, entities, ...rest) => {
+      seen.record(sourceId, entities);
+      return engine.deps.items.loadAll(sourceId, entities, ...rest);
+    };
+    const deps: EngineDeps = { ...engine.deps, queue: queue.queue, items };
+    const { clients, resources } = engine.aws;
+    const workers = new InProcessWorkers(deps, clients.sqs, resources.pageQueueUrl).start(IN_PROCESS_WORKERS);
+    const runtime = new LocalRuntime({
+      deps,
+      clients,
+      resources,
+      workers: 0,
+      processWorkers: 1,
+      reaperIntervalMs: NEVER_MS,
+      scheduleIntervalMs: SCHEDULE_TICK_MS,
+      redeliveryDelay: () => 1,
+      // The worker process lives on the trial's clock too.
+      workerClock: clock,
+      workerEnv: { ...workerProcessEnv(engine), ...partitionEnv },
+    }).start();
+    env = { engine, deps, clock, hooks, queue, seen, workers, runtime };
+  });
+  // Registered after the engine's: runs first, so the pollers and the worker process stop before the engine's clients close.
+  afterAll(async () => {
+    if (env) await Promise.all([env.workers.stop(), env.runtime.stop()]);
+  });
+  return () => {
+    if (!env) throw new Error('useChaosEnv(): the environment is set up in beforeAll');
+    return env;
   };
 }

@@ -50,8 +50,8 @@
  * plan (the interleaving of real workers is not replayed, so a rare race may need a few runs).
  * `CHAOS_VERBOSE=1` prints every trial's timeline.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { type ChaosEnv, setUpChaosEnv } from './chaos-env.js';
+import { describe, it } from 'vitest';
+import { useChaosEnv } from './chaos-env.js';
 import {
   CONNECTOR_TRIALS,
   PARTITION_TRIALS,
@@ -65,12 +65,7 @@ import { runTrial, type TrialOutcome } from './trial.js';
 import { zooTrial } from './zoo-trial.js';
 
 const seeds = trialSeeds();
-let env: ChaosEnv;
-
-beforeAll(async () => {
-  env = await setUpChaosEnv();
-});
-afterAll(() => env?.stop());
+const chaosEnv = useChaosEnv();
 
 function report(plan: TrialPlan, outcome: TrialOutcome): string {
   return [
@@ -86,7 +81,7 @@ function report(plan: TrialPlan, outcome: TrialOutcome): string {
 describe('chaos trials', () => {
   it.each(seeds)('seed %i: nothing lost, nothing duplicated, counts exact, every run ended', async (seed) => {
     const plan = planTrial(seed);
-    const outcome = await runTrial(env, plan);
+    const outcome = await runTrial(chaosEnv(), plan);
     if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
     if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
   });
@@ -98,7 +93,7 @@ describe('connector trials', () => {
     '%s: nothing lost under faults and live edits, exactly the deleted tombstoned',
     async (connector) => {
       const plan = planConnectorTrial(connectorTrialSeed(connector), connector);
-      const outcome = await runTrial(env, plan, connector === 's3-objects' ? 's3-objects' : undefined);
+      const outcome = await runTrial(chaosEnv(), plan, connector === 's3-objects' ? 's3-objects' : undefined);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },
@@ -116,7 +111,7 @@ describe('partition trials', () => {
     '%s (seed %i), split into partitions: nothing lost, nothing duplicated, counts exact per partition and in all',
     async (kind, seed) => {
       const plan = planPartitionTrial(seed, kind);
-      const outcome = await runTrial(env, plan);
+      const outcome = await runTrial(chaosEnv(), plan);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },
@@ -129,7 +124,7 @@ describe('zoo trials', () => {
   it.skipIf(seeds.length === 0).each(seeds)(
     'seed %i: a source drawn from the zoo, harvested under faults, matches the source',
     async (seed) => {
-      const outcome = await zooTrial(env, seed);
+      const outcome = await zooTrial(chaosEnv(), seed);
       if (outcome.violations.length > 0) throw new Error(outcome.report);
       if (process.env.CHAOS_VERBOSE === '1') console.log(outcome.report);
     },

@@ -1,27 +1,18 @@
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiDeps } from '../../lib/api/deps.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/index.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { setUpTestApi } from '../support/api.js';
+import type { TestAws } from '../support/aws.js';
 
 let aws: TestAws;
 let server: DevServer;
 
 beforeAll(async () => {
-  aws = await setUpTestAws('api-dev');
-  const config = loadConfig({
-    HARVESTER_PREFIX: aws.prefix,
-    AWS_ENDPOINT_URL: aws.endpoint,
-    LOG_LEVEL: 'SILENT',
-  });
-  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
-  server = await startDevServer({
-    deps: createApiDeps(engine, { config, scheduler: aws.clients.scheduler }),
-  });
+  const api = await setUpTestApi('api-dev');
+  aws = api.aws;
+  server = await startDevServer({ deps: api.deps });
 });
 afterAll(async () => {
   await server.stop();

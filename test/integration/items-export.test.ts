@@ -4,15 +4,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiDeps } from '../../lib/api/deps.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { ApiClient } from '../../lib/cli/client.js';
 import { exportItems, exportStatePath } from '../../lib/cli/export.js';
 import type { Io } from '../../lib/cli/output.js';
-import { loadConfig } from '../../lib/config/env.js';
-import { createEngineDeps } from '../../lib/engine/index.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
-import { setUpTestAws, type TestAws } from '../support/aws.js';
+import { setUpTestApi } from '../support/api.js';
+import type { TestAws } from '../support/aws.js';
 
 /** `harvester items export` against the local API: every entity once, and once again after a crash. */
 
@@ -29,14 +27,9 @@ const quiet: Io = {
 };
 
 beforeAll(async () => {
-  aws = await setUpTestAws('items-export');
-  const config = loadConfig({
-    HARVESTER_PREFIX: aws.prefix,
-    AWS_ENDPOINT_URL: aws.endpoint,
-    LOG_LEVEL: 'SILENT',
-  });
-  const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
-  await engine.sources.put(
+  const api = await setUpTestApi('items-export');
+  aws = api.aws;
+  await api.deps.sources.put(
     { sourceId: SOURCE, connector: 'rest-json', config: {}, schedules: [], configHash: 'x' },
     Date.now(),
   );
@@ -53,9 +46,7 @@ beforeAll(async () => {
       changedAt: now,
     })),
   );
-  server = await startDevServer({
-    deps: createApiDeps(engine, { config, scheduler: aws.clients.scheduler }),
-  });
+  server = await startDevServer({ deps: api.deps });
   client = new ApiClient({ endpoint: server.url });
   dir = await mkdtemp(join(tmpdir(), 'harvester-export-'));
 }, 120_000);

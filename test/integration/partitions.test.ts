@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiDeps } from '../../lib/api/deps.js';
 import { apiGatewayEvent } from '../../lib/api/event.js';
 import { handleApiRequest } from '../../lib/api/handler.js';
@@ -10,13 +10,11 @@ import type { Connector } from '../../lib/connectors/contract.js';
 import { githubIssuesConnector } from '../../lib/connectors/github-issues/index.js';
 import type { ConnectorLookup } from '../../lib/engine/index.js';
 import { processPage, startRun } from '../../lib/engine/index.js';
-import type { LocalRuntime } from '../../lib/local/runtime.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
-import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { TEST_REGION } from '../support/aws.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 import { type MemorySource, memorySource, withMemoryKeyed } from '../support/memory-keyed.js';
 import { sourceOfShape } from '../support/shapes.js';
@@ -42,19 +40,17 @@ const connectors: ConnectorLookup = {
 const SILENCE = RELIABILITY.silenceThresholdMs + 1_000;
 const clock = movableClock();
 const hooks = new CrashHooks();
-let engine: TestEngine;
-let runtime: LocalRuntime;
 let counter = 0;
 
-beforeAll(async () => {
-  engine = await setUpTestEngine('partitions', {
-    clock,
-    hooks,
-    connectors,
-    env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
-  });
-  // The reaper is ticked by hand, after the clock has been moved past the silence threshold.
-  runtime = engine.runtime({ workers: 3, reaperIntervalMs: 3_600_000 }).start();
+// The reaper is ticked by hand (runtime.reapNow), after the clock has been moved past the silence threshold.
+const { engine, runtime, startFake } = useEngineWithFakes('partitions', {
+  workers: 3,
+  clock,
+  hooks,
+  connectors,
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+});
+beforeAll(() => {
   engine.aws.clients.sqs.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { MessageBody?: string; Entries?: { MessageBody?: string }[] };
@@ -67,11 +63,6 @@ beforeAll(async () => {
 });
 /** Every SQS request of the engine with the page message bodies it carried. */
 const sends: { command: string; bodies: string[] }[] = [];
-const fakes: FakeSource[] = [];
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
-});
 afterEach(() => hooks.disarm());
 
 async function newSource(
@@ -340,8 +331,7 @@ describe('failures of a partitioned run', () => {
 
 describe('github-issues against the live fake source', () => {
   async function githubSource(entities: number) {
-    const fake = await startFakeSource({ entities, seed: 4_100 + counter, latencyMs: 0 });
-    fakes.push(fake);
+    const fake = await startFake({ entities, seed: 4_100 + counter, latencyMs: 0 });
     const sourceId = `part-gh-${++counter}`;
     const { connector, config } = sourceOfShape(fake, 'github');
     await putSource(engine.deps, sourceId, connector, config);
@@ -367,20 +357,16 @@ describe('github-issues against the live fake source', () => {
   }, 90_000);
 
   it('a broken issue at a window boundary is listed by both windows and dead-lettered and counted once', async () => {
-    const fake = await startFakeSource({
+    const fake = await startFake({
       entities: 200,
       seed: 4_900,
       latencyMs: 0,
       profile: { invalidRecords: 6 },
     });
-    fakes.push(fake);
     const sourceId = `part-gh-${++counter}`;
-    await putSource(engine.deps, sourceId, 'github-chosen-windows', {
-      owner: 'octo',
-      repo: 'parts',
-      baseUrl: fake.url,
-      perPage: 20,
-    });
+    // The GitHub listing, read by the connector whose windows the test chooses.
+    const { config } = sourceOfShape(fake, 'github', { config: { repo: 'parts' } });
+    await putSource(engine.deps, sourceId, 'github-chosen-windows', config);
     const truth = fake.truth();
     const broken = truth.entities.find((e) => truth.invalidIds.includes(e.id) && e !== truth.entities[0])!;
     // The first window ends at the broken issue's own time: it is listed before the first valid

@@ -1,21 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { credentialKey } from '../../lib/budget/credential.js';
 import { startRun } from '../../lib/engine/index.js';
 import { type EngineMetrics, METRIC, type MetricName } from '../../lib/observability/metrics.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
-import {
-  type FakeSource,
-  type FaultProfile,
-  SharedQuota,
-  startFakeSource,
-} from '../../tools/fake-source/index.js';
-import {
-  fastRetry,
-  putTrustedSource,
-  setUpTestEngine,
-  type TestEngine,
-  waitForRun,
-} from '../support/harness.js';
+import { type FakeSource, type FakeSourceOptions, SharedQuota } from '../../tools/fake-source/index.js';
+import { fastRetry, putTrustedSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { freePorts } from '../support/listener.js';
 import { compareWithTruth } from '../support/live.js';
 
@@ -40,55 +29,39 @@ const metrics: EngineMetrics = {
   flush: () => {},
 };
 
-let engine: TestEngine;
-const fakes: FakeSource[] = [];
+let started = 0;
 let counter = 0;
 
 // Shared secrets are bound to explicit origins: the fake sources' ports are chosen up front.
 const PORTS = await freePorts(12);
 
-// Its own engine, not useEngineWithFakes: moved over, the first case saw no deferral (docs/testing.md).
-beforeAll(async () => {
-  engine = await setUpTestEngine('budget', {
-    heartbeatIntervalMs: 500,
-    metrics,
-    // Real sleeps: a budget wait slept in the invocation is trusted to have served its time, so a
-    // shortened one would send requests before their window opens.
-    retry: fastRetry(1),
-    // Waits longer than this are deferred through the queue, so a few-second window exercises it.
-    maxInlineBudgetWaitMs: 200,
-    secrets: async (reference) => TOKENS[reference] ?? 'unknown',
-    env: {
-      SHARED_SECRET_REFS: JSON.stringify(
-        Object.fromEntries(
-          Object.keys(TOKENS).map((ref) => [ref, PORTS.map((port) => `http://127.0.0.1:${port}`)]),
-        ),
+const { engine, startFake } = useEngineWithFakes('budget', {
+  workers: 6,
+  heartbeatIntervalMs: 500,
+  metrics,
+  // Real sleeps: a budget wait slept in the invocation is trusted to have served its time, so a
+  // shortened one would send requests before their window opens.
+  retry: fastRetry(1),
+  // Waits longer than this are deferred through the queue, so a few-second window exercises it.
+  maxInlineBudgetWaitMs: 200,
+  secrets: async (reference) => TOKENS[reference] ?? 'unknown',
+  env: {
+    SHARED_SECRET_REFS: JSON.stringify(
+      Object.fromEntries(
+        Object.keys(TOKENS).map((ref) => [ref, PORTS.map((port) => `http://127.0.0.1:${port}`)]),
       ),
-      MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(CAP),
-      MAX_PARTITIONS_PER_RUN: '4',
-      MIN_ENTITIES_PER_PARTITION: '100',
-    },
-  });
-  engine.runtime({ workers: 6, reaperIntervalMs: 3_600_000 }).start();
-});
-afterAll(async () => {
-  await engine.stop();
-  await Promise.all(fakes.map((f) => f.stop()));
+    ),
+    MAX_CONCURRENT_REQUESTS_PER_CREDENTIAL: String(CAP),
+    MAX_PARTITIONS_PER_RUN: '4',
+    MIN_ENTITIES_PER_PARTITION: '100',
+  },
 });
 beforeEach(() => counted.clear());
 
-async function fakeSource(
-  options: { quota?: SharedQuota; latencyMs?: number; profile?: FaultProfile } = {},
-): Promise<FakeSource> {
-  const fake = await startFakeSource({
-    entities: 30,
-    seed: 1_300 + fakes.length,
-    latencyMs: 0,
-    port: PORTS[fakes.length],
-    ...options,
-  });
-  fakes.push(fake);
-  return fake;
+/** A fake source on the next of the bound ports (30 entities unless `options` say otherwise). */
+function fakeSource(options: Partial<FakeSourceOptions> = {}): Promise<FakeSource> {
+  const index = started++;
+  return startFake({ entities: 30, seed: 1_300 + index, latencyMs: 0, port: PORTS[index], ...options });
 }
 
 async function githubSource(fake: FakeSource, tokenRef: string): Promise<string> {
@@ -173,14 +146,7 @@ describe('a rate budget shared per credential', () => {
 
   it('makes the partitions of a run and another source on the token share it: no refusal, exact counts', async () => {
     const quota = new SharedQuota({ limit: 8, windowSeconds: 3 });
-    const fake = await startFakeSource({
-      entities: 400,
-      seed: 1_377,
-      latencyMs: 20,
-      quota,
-      port: PORTS[fakes.length],
-    });
-    fakes.push(fake);
+    const fake = await fakeSource({ entities: 400, seed: 1_377, latencyMs: 20, quota });
     const split = `budget-${++counter}`;
     await putTrustedSource(engine.deps, split, 'github-issues', {
       owner: 'acme',

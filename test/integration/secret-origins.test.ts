@@ -9,8 +9,8 @@ import { guardedFetch } from '../../lib/connectors/guarded-fetch.js';
 import { startRun } from '../../lib/engine/index.js';
 import { stableHash } from '../../lib/run/hash.js';
 import { TEST_REGION } from '../support/aws.js';
-import { putSource, setUpTestEngine, type TestEngine, waitForRun } from '../support/harness.js';
-import { type Listener, startListener } from '../support/listener.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { freePorts, type Listener, startListener } from '../support/listener.js';
 
 /**
  * Where a secret may go, tried as an attacker would: one test per attack. The owner's host and
@@ -24,31 +24,33 @@ const VICTIM_REF = 'ssm:/harvester/victim/token';
 const ORG_REF = 'ssm:/org/github-token';
 const values: Record<string, string> = { [VICTIM_REF]: TOKEN, [ORG_REF]: ORG_TOKEN };
 
+// The engine's config names the owner's origin, so both listeners' ports are chosen up front.
+const [OWNER_PORT, ATTACKER_PORT] = await freePorts(2);
+const env = { SHARED_SECRET_REFS: JSON.stringify({ [ORG_REF]: [`http://127.0.0.1:${OWNER_PORT}`] }) };
+
+const { engine } = useEngineWithFakes('secret-origins', {
+  workers: 1,
+  env,
+  secrets: async (reference) => values[reference] ?? 'unknown',
+  // `plain.example` is a host name that reaches the attacker over plain http (not loopback by name).
+  fetch: guardedFetch(
+    {
+      allowLoopback: true,
+      allowPrivate: true,
+      allowedHosts: [],
+      sharedSecrets: [],
+      sharedSecretOrigins: {},
+    },
+    { connectLookup: (_host, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]) },
+  ),
+});
 let owner: Listener;
 let attacker: Listener;
-let engine: TestEngine;
 let api: ApiDeps;
 
-// Its own engine, not useEngineWithFakes: the engine's config names the owner listener's URL, known only once it started.
 beforeAll(async () => {
-  owner = await startListener();
-  attacker = await startListener();
-  const env = { SHARED_SECRET_REFS: JSON.stringify({ [ORG_REF]: [owner.url] }) };
-  engine = await setUpTestEngine('secret-origins', {
-    env,
-    secrets: async (reference) => values[reference] ?? 'unknown',
-    // `plain.example` is a host name that reaches the attacker over plain http (not loopback by name).
-    fetch: guardedFetch(
-      {
-        allowLoopback: true,
-        allowPrivate: true,
-        allowedHosts: [],
-        sharedSecrets: [],
-        sharedSecretOrigins: {},
-      },
-      { connectLookup: (_host, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]) },
-    ),
-  });
+  owner = await startListener(OWNER_PORT);
+  attacker = await startListener(ATTACKER_PORT);
   const config = loadConfig({
     AWS_REGION: TEST_REGION,
     AWS_ENDPOINT_URL: engine.aws.endpoint,
@@ -57,10 +59,8 @@ beforeAll(async () => {
     ...env,
   });
   api = createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
-  engine.runtime({ workers: 1 }).start();
 });
 afterAll(async () => {
-  await engine.stop();
   await Promise.all([owner.stop(), attacker.stop()]);
 });
 

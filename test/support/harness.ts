@@ -34,15 +34,19 @@ export interface TestEngine {
   stop(): Promise<void>;
 }
 
-/** Options of {@link setUpTestEngine}: the engine's own options, the bootstrap, extra config environment. */
+/** The engine's own options in a test, the bootstrap of its resources, extra config environment. */
 export type TestEngineOptions = Partial<Omit<EngineOptions, 'config' | 'clients' | 'queues'>> & {
   bootstrap?: BootstrapOptions;
   /** Extra environment for the engine's config (`WATERMARK_LOOKBACK_SECONDS`, …). */
   env?: Record<string, string>;
 };
 
-/** Sets up resources and an engine for one test file; call `stop()` after the file. */
-export async function setUpTestEngine(hint: string, options: TestEngineOptions = {}): Promise<TestEngine> {
+/**
+ * Sets up resources and an engine for one test file; `stop()` after the file. Only
+ * {@link useEngineWithFakes} calls it: a test file sets up through that, so every file's engine
+ * is stopped the same way.
+ */
+async function setUpTestEngine(hint: string, options: TestEngineOptions = {}): Promise<TestEngine> {
   const aws = await setUpTestAws(hint, options.bootstrap);
   const config = loadConfig({
     AWS_REGION: TEST_REGION,

@@ -17,8 +17,12 @@ export interface Listener {
   stop(): Promise<void>;
 }
 
-/** Starts a {@link Listener} on 127.0.0.1 (a fresh port: its own origin). */
-export async function startListener(): Promise<Listener> {
+/**
+ * Starts a {@link Listener} on 127.0.0.1: on `port` when given (chosen up front with
+ * {@link freePorts}, so an engine's config can name its origin before it starts), else on a
+ * fresh one. Either way it is an origin of its own.
+ */
+export async function startListener(port = 0): Promise<Listener> {
   const received: IncomingHttpHeaders[] = [];
   const paths: string[] = [];
   const server = createServer((request, response) => {
@@ -33,10 +37,10 @@ export async function startListener(): Promise<Listener> {
       }),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: bound } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     received,
     paths,
     saw: (secret) => received.some((headers) => JSON.stringify(headers).includes(secret)),
