@@ -161,19 +161,24 @@ export function spendingFetch(
   const scope = connector.credential?.(config) ?? null;
   const store = deps.budgets;
   if (!scope || !store) return deps.fetch;
-  const key = credentialKey({ connector: connector.manifest.name, ...scope });
   const label: BudgetLabel = { connector: connector.manifest.name, origin: scope.origin };
-  const policy = policyOf(deps, scope);
+  const credential: CredentialBudget = {
+    context,
+    store,
+    key: credentialKey({ connector: connector.manifest.name, ...scope }),
+    label,
+    policy: policyOf(deps, scope),
+  };
 
   return async (input, init) => {
-    const { leaseId, lease } = await acquire(context, store, key, label, policy);
-    const renewal = renewBeforeLapse(context, store, key, label, policy, leaseId, lease.expiresAt);
+    const { leaseId, lease } = await acquire(credential);
+    const renewal = renewBeforeLapse(credential, leaseId, lease.expiresAt);
     let response: Response;
     try {
       response = await deps.fetch(input, init);
     } catch (error) {
       await renewal.stop();
-      await settle(context, store, key, label, policy, leaseId, {}, false);
+      await settle(credential, leaseId, {}, false);
       throw error;
     }
     await renewal.stop();
@@ -185,9 +190,20 @@ export function spendingFetch(
         status: response.status,
       });
     }
-    await settle(context, store, key, label, policy, leaseId, reading.observation, reading.rejected);
+    await settle(credential, leaseId, reading.observation, reading.rejected);
     return response;
   };
+}
+
+/** One credential's budget record, as the requests of one fetch spend it. */
+interface CredentialBudget {
+  readonly context: BudgetSpender;
+  readonly store: RateBudgetStore;
+  /** The record's key (connector, origin, secret reference). */
+  readonly key: string;
+  /** What metrics and logs name it by: never the secret. */
+  readonly label: BudgetLabel;
+  readonly policy: BudgetPolicy;
 }
 
 /** How long before a grant's lease lapses a request still in flight renews it. */
@@ -199,11 +215,7 @@ const RENEW_MARGIN_MS = 1_000;
  * outlasts the request timeout and needs no renewal.
  */
 function renewBeforeLapse(
-  context: BudgetSpender,
-  store: RateBudgetStore,
-  key: string,
-  label: BudgetLabel,
-  policy: BudgetPolicy,
+  { context, store, key, label, policy }: CredentialBudget,
   leaseId: string,
   expiresAt: number,
 ): { stop(): Promise<void> } {
@@ -233,13 +245,8 @@ function renewBeforeLapse(
 }
 
 /** Takes a request from the budget, waiting (or deferring) as it says; returns the lease to release. */
-async function acquire(
-  context: BudgetSpender,
-  store: RateBudgetStore,
-  key: string,
-  label: BudgetLabel,
-  policy: BudgetPolicy,
-): Promise<Extract<TakeResult, { kind: 'go' }>> {
+async function acquire(credential: CredentialBudget): Promise<Extract<TakeResult, { kind: 'go' }>> {
+  const { context, label } = credential;
   const { deps, budget, sleep } = context;
   const leaseId = randomUUID();
   let reservation = budget.arrived;
@@ -251,7 +258,7 @@ async function acquire(
   for (;;) {
     context.ensureOwned();
     const now = Math.max(deps.retry.now(), sleptUntil);
-    const result = await take(store, key, label, now, policy, leaseId, reservation);
+    const result = await take(credential, now, leaseId, reservation);
     if (result.kind === 'go') return result;
     if (result.kind === 'busy') {
       const pause = Math.min(BUSY_POLL_MS.max, Math.max(BUSY_POLL_MS.min, result.retryAt - now));
@@ -277,11 +284,8 @@ async function acquire(
 }
 
 async function take(
-  store: RateBudgetStore,
-  key: string,
-  label: BudgetLabel,
+  { store, key, label, policy }: CredentialBudget,
   now: number,
-  policy: BudgetPolicy,
   leaseId: string,
   reservation: Slot | undefined,
 ) {
@@ -295,11 +299,7 @@ async function take(
 
 /** Releases the lease and learns the response; a failure here costs only a lease that expires on its own. */
 async function settle(
-  context: BudgetSpender,
-  store: RateBudgetStore,
-  key: string,
-  label: BudgetLabel,
-  policy: BudgetPolicy,
+  { context, store, key, label, policy }: CredentialBudget,
   leaseId: string,
   observation: Observation,
   refused: boolean,
