@@ -60,6 +60,39 @@ describe('the reaper', () => {
     expect(await queued(runId)).toBe(1);
   });
 
+  it('counts a run whose re-send SQS refused as waiting in the queue, and sends the page on the next pass', async () => {
+    const runId = await queuedRunWithoutMessage('resend-refused');
+    const since = (await engine.deps.runs.require(runId)).createdAt;
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+    let refuse = true;
+    engine.aws.clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (refuse && context.commandName === 'SendMessageCommand') {
+          throw Object.assign(new Error('refused by the test'), { name: 'ServiceUnavailable' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseResend' },
+    );
+    let refused: Awaited<ReturnType<typeof reap>>;
+    try {
+      refused = await reap(engine.deps);
+    } finally {
+      refuse = false;
+      engine.aws.clients.sqs.middlewareStack.remove('refuseResend');
+    }
+
+    // Not lost and not acted on: the backlog signal counts it, since its first page was handed over.
+    expect(refused.actions.map((a) => a.runId)).not.toContain(runId);
+    expect(refused.waiting).toContainEqual({ runId, since });
+    expect(await queued(runId)).toBe(0);
+    // The refused attempt renewed the handoff: the copy goes out once the chain is silent again.
+    clock.advance(RELIABILITY.silenceThresholdMs + 1_000);
+    const next = await reap(engine.deps);
+    expect(next.actions).toContainEqual({ runId, verdict: 'send_unconfirmed', action: 'resend' });
+    expect(await queued(runId)).toBe(1);
+  });
+
   it('enqueues once when two reapers act on the same silent run at once', async () => {
     const runId = await queuedRunWithoutMessage('two-reapers');
     clock.advance(RELIABILITY.silenceThresholdMs + 1_000);

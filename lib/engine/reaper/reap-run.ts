@@ -48,7 +48,8 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
   if (lost.length > 0) return decide(deps, run, lost, now);
 
   let resent: Extract<Silence, { kind: 'resend' }> | undefined;
-  const unsent: Silence[] = [];
+  // Chains whose re-send SQS refused: their page most likely still waits in the queue.
+  const unsentSince: number[] = [];
   for (const { chain, silence } of judged) {
     if (silence.kind !== 'resend') continue;
     if (positionAt(run) !== null && now - lastProgressAt(run) > RELIABILITY.checkpointFreshnessMs) {
@@ -58,21 +59,22 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
     }
     const sent = await resendOrWait(deps, run, silence, chain);
     if (sent === 'sent') resent = silence;
-    if (sent === 'failed') unsent.push({ kind: 'waiting', since: silence.since });
+    if (sent === 'failed') unsentSince.push(silence.since);
   }
   // A successor handed over without a confirmed send is most likely waiting in the queue (a
   // commit's successor is never confirmed): it is sent once more and the run is still waiting.
   if (resent?.reason === 'send_unconfirmed')
     return { kind: 'acted', verdict: resent.reason, action: 'resend', waitingSince: resent.since };
   if (resent) return { kind: 'acted', verdict: resent.reason, action: 'resend' };
-  const waiting = [...judged.map((j) => j.silence), ...unsent].filter(
-    (s): s is Extract<Silence, { kind: 'waiting' }> => s.kind === 'waiting',
-  );
-  if (waiting.length === 0) return undefined;
-  const since = Math.min(...waiting.map((w) => w.since));
+  const waitingSince = [
+    ...judged.flatMap(({ silence }) => (silence.kind === 'waiting' ? [silence.since] : [])),
+    ...unsentSince,
+  ];
+  if (waitingSince.length === 0) return undefined;
+  const since = Math.min(...waitingSince);
   deps.logger.info('silent run is waiting in the queue, not lost', {
     runId: run.runId,
-    chains: waiting.length,
+    chains: waitingSince.length,
     waitingSince: new Date(since).toISOString(),
   });
   return { kind: 'waiting', since };
