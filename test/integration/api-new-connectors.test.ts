@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 
 /** `PUT /sources/{id}` accepts gitlab-issues and s3-objects sources with validated configs, and names bad fields. */
@@ -15,18 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
-async function put(sourceId: string, body: unknown) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method: 'PUT',
-      url: `/sources/${sourceId}`,
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-    }),
-    deps,
-  );
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
-}
+const put = (sourceId: string, body: unknown) => callApi(deps, 'PUT', `/sources/${sourceId}`, body);
 
 describe('sources of the new connectors', () => {
   it('an S3 key prefix is data, not an auth prefix the raw-secret guard should refuse', async () => {

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { type HostLookup, STRICT_SOURCE_POLICY } from '../../lib/connectors/url-policy.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 
 /**
@@ -30,22 +28,8 @@ beforeAll(async () => {
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
-async function put(sourceId: string, config: Record<string, unknown>) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method: 'PUT',
-      url: `/sources/${sourceId}`,
-      body: JSON.stringify({ connector: 'rest-json', config }),
-      headers: { 'content-type': 'application/json' },
-    }),
-    deps,
-  );
-  return {
-    status: res.statusCode,
-    headers: res.headers ?? {},
-    json: res.body ? JSON.parse(res.body) : undefined,
-  };
-}
+const put = (sourceId: string, config: Record<string, unknown>) =>
+  callApi(deps, 'PUT', `/sources/${sourceId}`, { connector: 'rest-json', config });
 
 const config = (extra: Record<string, unknown>) => ({
   url: 'https://api.example.com/records',

@@ -1,10 +1,8 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 
 let aws: TestAws;
@@ -15,27 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
-interface Answer {
-  status: number;
-  headers: Record<string, unknown>;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
-  json: any;
-}
-
-async function call(method: string, url: string, body?: unknown): Promise<Answer> {
-  const raw = body === undefined ? undefined : JSON.stringify(body);
-  const event = apiGatewayEvent({
-    method,
-    url,
-    ...(raw === undefined ? {} : { body: raw, headers: { 'content-type': 'application/json' } }),
-  });
-  const response = await handleApiRequest(event, deps);
-  return {
-    status: response.statusCode ?? 0,
-    headers: response.headers ?? {},
-    json: response.body ? JSON.parse(response.body) : undefined,
-  };
-}
+const call = (method: string, url: string, body?: unknown) => callApi(deps, method, url, body);
 
 const REST_CONFIG = {
   url: 'http://127.0.0.1:9/records',
@@ -91,7 +69,7 @@ describe('sources', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: Answer = await call('GET', `/sources?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const res = await call('GET', `/sources?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       expect(res.json.items.length).toBeLessThanOrEqual(2);
       for (const item of res.json.items) seen.add(item.sourceId);

@@ -1,12 +1,10 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import type { PageMessage } from '../../lib/queue/page-message.js';
 import { fakeRestConfig } from '../../tools/fake-source/connector-config.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 
 /** Cancelling a run deletes its pending deferral schedules, and only its own. */
@@ -20,18 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => destroyAwsClients(aws.clients));
 
-async function send(method: string, url: string, body?: unknown) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method,
-      url,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      headers: { 'content-type': 'application/json' },
-    }),
-    deps,
-  );
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
-}
+const send = (method: string, url: string, body?: unknown) => callApi(deps, method, url, body);
 
 /** A source with a started run whose page 2 is deferred beyond SQS's 15 minutes (a one-time schedule). */
 async function runWithDeferral(sourceId: string): Promise<string> {

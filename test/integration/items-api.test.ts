@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
-import { loadConfig } from '../../lib/config/env.js';
+import type { ApiDeps } from '../../lib/api/deps.js';
 import { startRun } from '../../lib/engine/index.js';
-import { TEST_REGION } from '../support/aws.js';
+import { apiOver, callApi } from '../support/api.js';
 import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
@@ -16,23 +13,9 @@ const { engine, startFake, runToEnd } = useEngineWithFakes('items-api');
 let api: ApiDeps | undefined;
 let counter = 0;
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
-async function call(url: string): Promise<{ status: number; headers: Record<string, unknown>; json: any }> {
-  api ??= createApiDeps(engine.deps, {
-    config: loadConfig({
-      AWS_REGION: TEST_REGION,
-      AWS_ENDPOINT_URL: engine.aws.endpoint,
-      HARVESTER_PREFIX: engine.aws.prefix,
-      LOG_LEVEL: 'SILENT',
-    }),
-    scheduler: engine.aws.clients.scheduler,
-  });
-  const response = await handleApiRequest(apiGatewayEvent({ method: 'GET', url }), api);
-  return {
-    status: response.statusCode ?? 0,
-    headers: response.headers ?? {},
-    json: response.body ? JSON.parse(response.body) : undefined,
-  };
+function call(url: string) {
+  api ??= apiOver(engine);
+  return callApi(api, 'GET', url);
 }
 
 async function newSource(entities: number, pageSize = 20) {

@@ -1,18 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import type { RunView } from '../../lib/api/schemas/runs.js';
 import { runLines } from '../../lib/cli/output.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
-import { loadConfig } from '../../lib/config/env.js';
 import type { Connector } from '../../lib/connectors/contract.js';
 import { githubIssuesConnector } from '../../lib/connectors/github-issues/index.js';
 import type { ConnectorLookup } from '../../lib/engine/index.js';
 import { processPage, startRun } from '../../lib/engine/index.js';
 import type { RunMode, SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
-import { TEST_REGION } from '../support/aws.js';
+import { apiOver, callApi } from '../support/api.js';
 import { CrashHooks, movableClock } from '../support/crash.js';
 import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
@@ -403,29 +399,8 @@ describe('github-issues against the live fake source', () => {
 });
 
 describe('the API and the CLI show partitions', () => {
-  async function call(
-    method: string,
-    url: string,
-    body?: unknown,
-  ): Promise<{ status: number; json: RunView }> {
-    const config = loadConfig({
-      AWS_REGION: TEST_REGION,
-      AWS_ENDPOINT_URL: engine.aws.endpoint,
-      HARVESTER_PREFIX: engine.aws.prefix,
-      LOG_LEVEL: 'SILENT',
-    });
-    const api = createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
-    const raw = body === undefined ? undefined : JSON.stringify(body);
-    const response = await handleApiRequest(
-      apiGatewayEvent({
-        method,
-        url,
-        ...(raw === undefined ? {} : { body: raw, headers: { 'content-type': 'application/json' } }),
-      }),
-      api,
-    );
-    return { status: response.statusCode ?? 0, json: JSON.parse(response.body ?? '{}') as RunView };
-  }
+  const call = (method: string, url: string, body?: unknown) =>
+    callApi<RunView>(apiOver(engine), method, url, body);
 
   it('a run started with a bound of 2 lists its 2 partitions: window, position, state and N', async () => {
     const { sourceId } = await newSource(300);

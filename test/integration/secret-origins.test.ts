@@ -1,14 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiDeps, createApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
-import { loadConfig } from '../../lib/config/env.js';
+import type { ApiDeps } from '../../lib/api/deps.js';
 import { guardedFetch } from '../../lib/connectors/guarded-fetch.js';
 import { startRun } from '../../lib/engine/index.js';
 import { stableHash } from '../../lib/run/hash.js';
-import { TEST_REGION } from '../support/aws.js';
+import { apiOver, callApi } from '../support/api.js';
 import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { freePorts, type Listener, startListener } from '../support/listener.js';
 
@@ -51,32 +48,13 @@ let api: ApiDeps;
 beforeAll(async () => {
   owner = await startListener(OWNER_PORT);
   attacker = await startListener(ATTACKER_PORT);
-  const config = loadConfig({
-    AWS_REGION: TEST_REGION,
-    AWS_ENDPOINT_URL: engine.aws.endpoint,
-    HARVESTER_PREFIX: engine.aws.prefix,
-    LOG_LEVEL: 'SILENT',
-    ...env,
-  });
-  api = createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
+  api = apiOver(engine, env);
 });
 afterAll(async () => {
   await Promise.all([owner.stop(), attacker.stop()]);
 });
 
-async function call(method: string, url: string, body?: unknown) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method,
-      url,
-      ...(body === undefined
-        ? {}
-        : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    }),
-    api,
-  );
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
-}
+const call = (method: string, url: string, body?: unknown) => callApi(api, method, url, body);
 
 const restConfig = (base: string, secretRef = VICTIM_REF) => ({
   url: `${base}/records`,

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
-import { apiGatewayEvent } from '../../lib/api/event.js';
-import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { credentialKey } from '../../lib/budget/credential.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 import { fakeRestConfig } from '../support/harness.js';
 
@@ -24,19 +22,7 @@ afterAll(async () => {
   destroyAwsClients(aws.clients);
 });
 
-async function call(method: string, url: string, body?: unknown) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method,
-      url,
-      ...(body === undefined
-        ? {}
-        : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    }),
-    deps,
-  );
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
-}
+const call = (method: string, url: string, body?: unknown) => callApi(deps, method, url, body);
 
 describe('a connection check', () => {
   it('fetches one page and reports the rate budget and a normalized sample, storing nothing', async () => {

@@ -13,7 +13,7 @@ import { handleApiRequest } from '../../lib/api/handler.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { SourceSchedules } from '../../lib/queue/source-schedules.js';
 import type { SourceStore } from '../../lib/store/sources.js';
-import { setUpTestApi } from '../support/api.js';
+import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 
 /**
@@ -69,18 +69,8 @@ function withFailingSourcePut(): ApiDeps {
   return { ...deps, sources };
 }
 
-async function put(d: ApiDeps, id: string, config: object, schedules: object[]) {
-  const res = await handleApiRequest(
-    apiGatewayEvent({
-      method: 'PUT',
-      url: `/sources/${id}`,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ connector: 'rest-json', config, schedules }),
-    }),
-    d,
-  );
-  return { status: res.statusCode, json: res.body ? JSON.parse(res.body) : undefined };
-}
+const put = (d: ApiDeps, id: string, config: object, schedules: object[]) =>
+  callApi(d, 'PUT', `/sources/${id}`, { connector: 'rest-json', config, schedules });
 
 /** The source's row as stored, and its schedules as Scheduler holds them. */
 async function state(id: string) {
