@@ -91,6 +91,22 @@ describe('deleting a source', () => {
   });
 });
 
+describe('pausing a source', () => {
+  it('moves only the flag of a source that exists, and names an unknown one without creating it', async () => {
+    await sources.put(definition('pausable', 'http://a'), T0);
+
+    expect(await sources.setPaused('pausable', T0 + 5)).toMatchObject({
+      sourceId: 'pausable',
+      pausedAt: T0 + 5,
+    });
+    expect((await sources.setPaused('pausable', null)).pausedAt).toBeNull();
+    await expect(sources.setPaused('never-was', T0 + 6)).rejects.toBeInstanceOf(SourceNotFoundError);
+    await expect(sources.setPaused('never-was', null)).rejects.toBeInstanceOf(SourceNotFoundError);
+    expect(await sources.get('never-was')).toBeUndefined();
+    expect(await sources.get('pausable')).toMatchObject({ connector: 'rest-json', pausedAt: null });
+  });
+});
+
 describe('the source lock', () => {
   it('is refused for a source that does not exist, and creates no row', async () => {
     await expect(sources.acquireLock('no-such-source', 'run-1', T0)).rejects.toBeInstanceOf(
