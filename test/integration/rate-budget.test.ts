@@ -111,8 +111,11 @@ describe('a rate budget shared per credential', () => {
     expect(stats.quotaRejected).toBe(0);
     expect(stats.byStatus['403']).toBeUndefined();
     expect(quota.admitted).toBe(stats.sourceRequests);
-    // More requests than one window holds: some had to wait, longer than a worker sleeps.
-    expect(stats.sourceRequests).toBeGreaterThan(4);
+    // The quota's windows are aligned to the clock, so the first is partly gone when the runs
+    // start. More than two windows' worth of requests uses up a whole window with most of it
+    // left, so some page waits longer than a worker sleeps and is deferred, wherever the runs
+    // started in the window.
+    expect(stats.sourceRequests).toBeGreaterThan(2 * 4);
     expect(counted.get(METRIC.budgetWaits)).toBeGreaterThan(0);
     expect(counted.get(METRIC.deferrals)).toBeGreaterThan(0);
     expect(counted.get(METRIC.budgetRejected)).toBeUndefined();
