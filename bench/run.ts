@@ -48,6 +48,16 @@ const PIPELINE_ENTITIES = ONLY
   ? Number(process.env.BENCH_PIPELINE_ENTITIES ?? THROUGHPUT_SOURCE.entities)
   : THROUGHPUT_SOURCE.entities;
 
+/**
+ * For development only: BENCH_BUDGETS=off wires no rate-budget store, to see what the budget
+ * costs a phase (a partial run; the published numbers are measured with budgets, as deployed).
+ */
+if (process.env.BENCH_BUDGETS === 'off' && !ONLY) {
+  throw new Error(
+    'BENCH_BUDGETS=off is for partial runs (with BENCH_ONLY=…): results.json is measured with rate budgets',
+  );
+}
+
 /** Entities and body size of the realistic-size phase (GitHub issues with bodies are 1–4 KB). */
 const SIZED = { entities: 2_000, bodyBytes: 1_400 } as const;
 

@@ -77,6 +77,8 @@ export async function setUpBench(
       queues: { pageQueueUrl: resources.pageQueueUrl, pageQueueArn: resources.pageQueueArn },
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.secrets ? { secrets: options.secrets } : {}),
+      // A development knob (bench/run.ts refuses it outside a partial run).
+      ...(process.env.BENCH_BUDGETS === 'off' ? { rateBudgets: false } : {}),
     });
   const runtimes: LocalRuntime[] = [];
   const deps = wire(engineClients);
