@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiDeps } from '../../lib/api/deps.js';
 import type { RunView } from '../../lib/api/schemas/runs.js';
 import { runLines } from '../../lib/cli/output.js';
 import { RELIABILITY } from '../../lib/config/constants.js';
@@ -399,8 +400,11 @@ describe('github-issues against the live fake source', () => {
 });
 
 describe('the API and the CLI show partitions', () => {
-  const call = (method: string, url: string, body?: unknown) =>
-    callApi<RunView>(apiOver(engine), method, url, body);
+  let api: ApiDeps | undefined;
+  function call(method: string, url: string, body?: unknown) {
+    api ??= apiOver(engine);
+    return callApi<RunView>(api, method, url, body);
+  }
 
   it('a run started with a bound of 2 lists its 2 partitions: window, position, state and N', async () => {
     const { sourceId } = await newSource(300);

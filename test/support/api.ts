@@ -12,25 +12,28 @@ import type { TestEngine } from './harness.js';
  */
 export async function setUpTestApi(hint: string): Promise<{ aws: TestAws; deps: ApiDeps }> {
   const aws = await setUpTestAws(hint);
-  const config = loadConfig({
-    HARVESTER_PREFIX: aws.prefix,
-    AWS_ENDPOINT_URL: aws.endpoint,
-    LOG_LEVEL: 'SILENT',
-  });
+  const config = apiConfig(aws);
   const engine = createEngineDeps({ config, clients: aws.clients, queues: aws.resources });
   return { aws, deps: createApiDeps(engine, { config, scheduler: aws.clients.scheduler }) };
 }
 
 /** The admin API over a test file's engine (its resources, `env` added to its config), as the Lambda builds it. */
 export function apiOver(engine: Pick<TestEngine, 'aws' | 'deps'>, env: Record<string, string> = {}): ApiDeps {
-  const config = loadConfig({
+  return createApiDeps(engine.deps, {
+    config: apiConfig(engine.aws, env),
+    scheduler: engine.aws.clients.scheduler,
+  });
+}
+
+/** The API's config on `aws`'s emulator and resources, `env` added. */
+function apiConfig(aws: TestAws, env: Record<string, string> = {}) {
+  return loadConfig({
     AWS_REGION: TEST_REGION,
-    AWS_ENDPOINT_URL: engine.aws.endpoint,
-    HARVESTER_PREFIX: engine.aws.prefix,
+    AWS_ENDPOINT_URL: aws.endpoint,
+    HARVESTER_PREFIX: aws.prefix,
     LOG_LEVEL: 'SILENT',
     ...env,
   });
-  return createApiDeps(engine.deps, { config, scheduler: engine.aws.clients.scheduler });
 }
 
 /** An answer of the admin API, its body parsed. */
