@@ -15,6 +15,21 @@ export interface Io {
 /** The process's own streams. */
 export const PROCESS_IO: Io = { out: process.stdout, err: process.stderr, in: process.stdin };
 
+/**
+ * Ends the process quietly, with exit 0, when the reader of `stream` goes away (`harvester items
+ * list | head -1`): a closed pipe is how a reader says it has read enough, not an error worth a
+ * stack trace. Installed once per stream.
+ */
+export function quietOnBrokenPipe(stream: NodeJS.WritableStream): void {
+  const marked = stream as NodeJS.WritableStream & { harvesterQuietPipe?: true };
+  if (marked.harvesterQuietPipe) return;
+  marked.harvesterQuietPipe = true;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 /** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout). */
 export function printJson(io: Io, value: unknown): void {
   io.out.write(`${stringifyJson(value, 2)}\n`);

@@ -195,13 +195,13 @@ describe('harvester CLI', () => {
     expect(res.stderr).toContain('  config.url: must be an http(s) URL');
   });
 
-  it('with --json, a problem is problem+json on stderr, nothing on stdout, and exit 1', async () => {
+  it('with --json, a problem is problem+json on stderr, nothing on stdout, exit 1 (2 for a usage mistake)', async () => {
     const res = await cli('runs', 'get', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(JSON.parse(res.stderr)).toMatchObject({ status: 404, title: 'Run not found' });
     const usage = await cli('runs', 'start', 'cli-src', '--json');
-    expect(usage.code).toBe(1);
+    expect(usage.code).toBe(2);
     expect(JSON.parse(usage.stderr)).toMatchObject({
       title: 'Invalid command line',
       detail: expect.stringContaining('--mode'),

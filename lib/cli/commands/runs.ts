@@ -22,6 +22,7 @@ export async function followRun(ctx: CommandContext, runId: string): Promise<voi
   const run = await watchRun(await ctx.client(), runId, ctx.io, {
     intervalMs: watchInterval(),
     quiet: ctx.json,
+    hint: ctx.hint,
   });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
