@@ -154,13 +154,14 @@ describe('harvester CLI', () => {
     expect(page.items[0]).toMatchObject({ sourceId: 'cli-src', kind: 'item', runId });
   });
 
-  it('items list prints a table of stored entities, --json one entity a line; items get and explain tell their story', async () => {
+  it('items list prints a table of stored entities, --json the API page with its cursors; items get and explain tell their story', async () => {
     const table = await cli('items', 'list', 'cli-src', '--limit', '3');
-    const lines = await cli('items', 'list', 'cli-src', '--limit', '3', '--json');
-    const entities = lines.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    const listed = await cli('items', 'list', 'cli-src', '--limit', '3', '--json');
+    const page = JSON.parse(listed.stdout);
+    const entities = page.items;
+    const next = JSON.parse(
+      (await cli('items', 'list', 'cli-src', '--limit', '3', '--cursor', page.nextCursor, '--json')).stdout,
+    );
     const entityId = entities[0].entityId as string;
     const got = await cli('items', 'get', 'cli-src', entityId);
     const broken = JSON.parse((await cli('dlq', 'list', 'cli-src', '--run', runId, '--json')).stdout).items[0]
@@ -171,6 +172,8 @@ describe('harvester CLI', () => {
     expect(table.stdout.split('\n')[0]).toMatch(/^ENTITY\s+VERSION\s+CHANGED\s+STATE\s+STORED BY RUN\s+DATA/);
     expect(table.stdout).toContain('more: harvester');
     expect(entities).toHaveLength(3);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    expect(next.items[0].entityId > entities[2].entityId).toBe(true);
     expect(entities[0].provenance.runId).toBe(runId);
     expect(got.stdout).toContain(`stored     `);
     expect(got.stdout).toContain(`by full run ${runId}`);
@@ -229,7 +232,7 @@ describe('harvester CLI', () => {
       '--schedule',
       'rate(1 hour)',
     );
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('needs a mode after the expression, e.g. "rate(1 hour):incremental"');
   });
 
@@ -264,7 +267,7 @@ describe('harvester CLI', () => {
 
   it('secrets bind refuses a --secret without origins, naming the form it wants', async () => {
     const res = await cli('secrets', 'bind', 'cli-bound', '--secret', 'ssm:/harvester/cli-bound/token');
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('must be <reference>=<origin>');
   });
 

@@ -78,7 +78,7 @@ export function registerItemCommands(program: Command, io: Io): void {
       examples(
         'items list acme',
         'items list acme --changed-since 2026-01-01T00:00:00Z --tombstoned',
-        'items list acme --json | jq .data',
+        'items list acme --json | jq .items[].data',
       ),
     )
     .description("list a source's stored entities (with --changed-since: those changed since, oldest first)")
@@ -103,11 +103,9 @@ export function registerItemCommands(program: Command, io: Io): void {
           limit: opts.limit,
           cursor: opts.cursor,
         });
-        // JSON lines: one entity a line, ready for jq or a file.
-        if (ctx.json) {
-          io.out.write(page.items.map((item) => `${stringifyJson(item)}\n`).join(''));
-          return;
-        }
+        // The API's page whole, like every list: a script pages on nextCursor and polls on
+        // nextChangedSince (items export writes one entity a line).
+        if (ctx.json) return printJson(io, page);
         printTable(
           io,
           ['ENTITY', 'VERSION', 'CHANGED', 'STATE', 'STORED BY RUN', 'DATA'],
