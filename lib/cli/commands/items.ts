@@ -165,6 +165,7 @@ export function registerItemCommands(program: Command, io: Io): void {
     .description('write every entity as JSON Lines, page by page; --resume continues an interrupted export')
     .requiredOption('--output <file>', 'the JSON Lines file to write')
     .option('--resume', 'continue from the last page written (its state is kept beside the file)')
+    .option('--force', 'overwrite the output file if it exists')
     .option(
       '--changed-since <time>',
       'only entities changed or tombstoned at or after this ISO time',
@@ -183,6 +184,7 @@ export function registerItemCommands(program: Command, io: Io): void {
         opts: {
           output: string;
           resume?: boolean;
+          force?: boolean;
           changedSince?: string;
           tombstoned?: boolean;
           pageSize: number;
@@ -196,6 +198,7 @@ export function registerItemCommands(program: Command, io: Io): void {
             sourceId,
             output: opts.output,
             resume: Boolean(opts.resume),
+            force: Boolean(opts.force),
             changedSince: opts.changedSince,
             includeTombstoned: opts.tombstoned ? true : undefined,
             pageSize: opts.pageSize,
