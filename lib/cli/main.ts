@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client.js';
+import { ApiProblemError, ApiUnreachableError, createApiClient, DEFAULT_ENDPOINT } from './client.js';
 import { registerConnectorCommands } from './commands/connectors.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
@@ -17,6 +17,7 @@ import { EXIT_CODES } from './exit-codes.js';
 import { examples } from './help.js';
 import { type Io, PROCESS_IO, printProblem, quietOnBrokenPipe } from './output.js';
 import { MissingCredentialsError } from './sigv4.js';
+import { notFoundHints } from './suggest.js';
 import { CLI_VERSION } from './version.js';
 
 /**
@@ -121,9 +122,12 @@ export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Prom
       return code;
     }
     if (error instanceof CommanderError) return code;
-    if (error instanceof ApiProblemError)
-      printProblem(io, error.problem, (args) => pasteableCommand(endpointOf(argv), args));
-    else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
+    if (error instanceof ApiProblemError) {
+      const hint = (args: string) => pasteableCommand(endpointOf(argv), args);
+      printProblem(io, error.problem, hint);
+      const more = await notFoundHints(error.problem, () => createApiClient(endpointOf(argv)), hint);
+      if (more.length > 0) io.err.write(`${more.join('\n')}\n`);
+    } else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
       io.err.write(`error: ${error.message}\n`);
     else if (error instanceof Error)
       io.err.write(`error: ${process.env.HARVESTER_DEBUG ? error.stack : error.message}\n`);
