@@ -54,7 +54,8 @@ export async function startScheduledRun(deps: EngineDeps, input: unknown): Promi
     return { started: false, reason: 'invalid_input', message };
   }
   const { schedule, scheduledTime, executionId, ...request } = parsed.data;
-  const firing = schedule && scheduledTime ? { schedule, scheduledTime, at: Date.parse(scheduledTime) } : undefined;
+  const firing =
+    schedule && scheduledTime ? { schedule, scheduledTime, at: Date.parse(scheduledTime) } : undefined;
   let recorded: FiringRecord | undefined;
   if (firing) {
     // Recorded before the start, in one conditional write, so two deliveries racing each other
