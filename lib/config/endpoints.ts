@@ -78,8 +78,9 @@ export interface EndpointConfig {
 
 /**
  * Reads the endpoint variables of a parsed environment. A service's own variable wins over
- * `AWS_ENDPOINT_URL`, as in the SDK (DynamoDB Streams without one follow DynamoDB); being local does not depend on which variable is set, so
- * DynamoDB on one emulator and everything else on another behaves like one emulator.
+ * `AWS_ENDPOINT_URL`, as in the SDK (DynamoDB Streams without one follow DynamoDB). Being local
+ * does not depend on which variable is set, so DynamoDB on one emulator and everything else on
+ * another behaves like one emulator.
  *
  * @example
  * resolveEndpoints({ AWS_ENDPOINT_URL: 'http://127.0.0.1:5000', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' });
