@@ -42,14 +42,24 @@ function buildRuntime(): LambdaRuntime {
   // Every SDK call (DynamoDB, SQS, Scheduler, EventBridge, S3, KMS, SSM, Secrets Manager) becomes
   // a subsegment of the invocation's trace.
   const capture = <T>(client: T): T => observability.tracer.captureAWSv3Client(client);
-  const clients = createAwsClients({ region: config.region, endpoint: config.endpoint, capture });
+  const clients = createAwsClients({
+    region: config.region,
+    endpoints: config.endpoints,
+    local: config.local,
+    capture,
+  });
   const engine = createEngineDeps({
     config,
     clients,
     queues: { pageQueueUrl: config.pageQueueUrl, pageQueueArn: config.pageQueueArn },
     logger: observability.logger,
     metrics: powertoolsMetrics(observability.metrics),
-    secrets: createSecretResolver({ region: config.region, endpoint: config.endpoint, capture }),
+    secrets: createSecretResolver({
+      region: config.region,
+      endpoints: config.endpoints,
+      local: config.local,
+      capture,
+    }),
   });
   return { config, clients, engine, observability };
 }

@@ -7,10 +7,15 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
 import pLimit from 'p-limit';
+import { AWS_SERVICES, type AwsService, type ServiceEndpoints } from '../config/endpoints.js';
 import { readStoredNumber } from '../json/lossless.js';
 
-/** The SDK clients Harvester talks to, created together so they share region, endpoint and credentials. */
+/** The SDK clients Harvester talks to, created together so they share region and credentials. */
 export interface AwsClients {
+  /** Where each service's client sends its requests (empty on AWS): for clients made elsewhere. */
+  readonly endpoints: ServiceEndpoints;
+  /** The clients talk to emulators (dummy credentials, path-style S3). */
+  readonly local: boolean;
   readonly dynamo: DynamoDBClient;
   readonly doc: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
@@ -26,7 +31,7 @@ export interface AwsClients {
  * S3 clients by region, created on first use: a bucket may live in another region than the stack.
  * They make one attempt per request (`maxAttempts: 1`): Harvester's own retry loop classifies
  * each failure and decides about retries, waits and deferrals, as for every other source, so the
- * SDK must not retry underneath it. With an emulator endpoint they use path-style addressing
+ * SDK must not retry underneath it. Locally they use path-style addressing
  * (`http://127.0.0.1:5000/bucket/key`), since an emulator has no per-bucket host names.
  */
 export interface S3Clients {
@@ -41,9 +46,20 @@ const S3_REQUEST_TIMEOUT_MS = 30_000;
 /** Options for {@link createAwsClients}. */
 export interface AwsClientOptions {
   readonly region: string;
-  /** An emulator endpoint (moto, LocalStack); unset means real AWS. */
+  /** The endpoint of every service not in `endpoints` (an emulator: moto, LocalStack); unset means AWS. */
   readonly endpoint?: string | undefined;
-  /** Explicit credentials; defaults to the SDK's default chain (or dummy ones with an emulator endpoint). */
+  /**
+   * Each service's own endpoint, which wins over `endpoint` (`config.endpoints`). An explicit
+   * endpoint makes the SDK ignore its own `AWS_ENDPOINT_URL_<SERVICE>` variables, so the
+   * configuration passes them in here.
+   */
+  readonly endpoints?: ServiceEndpoints;
+  /**
+   * Emulator behaviour: dummy credentials, path-style S3 (`config.local`). Default: true when any
+   * endpoint is given.
+   */
+  readonly local?: boolean;
+  /** Explicit credentials; defaults to the SDK's default chain (or dummy ones when local). */
   readonly credentials?: AwsCredentialIdentity;
   /** Extra middleware added to every client, e.g. the benchmark's request counter. */
   readonly middleware?: readonly Pluggable<object, object>[];
@@ -69,21 +85,28 @@ const EMULATOR_CREDENTIALS: AwsCredentialIdentity = { accessKeyId: 'testing', se
  *
  * @example
  * const clients = createAwsClients({ region: 'us-east-1', endpoint: 'http://127.0.0.1:5000' });
+ * // DynamoDB on its own emulator, the rest on moto:
+ * createAwsClients({ region: 'us-east-1', endpoint: 'http://127.0.0.1:5000', endpoints: { dynamodb: 'http://127.0.0.1:8000' } });
  */
 export function createAwsClients(options: AwsClientOptions): AwsClients {
-  const credentials = options.credentials ?? (options.endpoint ? EMULATOR_CREDENTIALS : undefined);
-  const base = {
+  const endpoints = serviceEndpoints(options);
+  const local = options.local ?? Object.keys(endpoints).length > 0;
+  const credentials = options.credentials ?? (local ? EMULATOR_CREDENTIALS : undefined);
+  const shared = {
     region: options.region,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(credentials ? { credentials } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
   };
+  const base = (service: AwsService) => ({
+    ...shared,
+    ...(endpoints[service] ? { endpoint: endpoints[service] } : {}),
+  });
   const capture = options.capture ?? (<T>(client: T) => client);
   // The document client shares the DynamoDB client's middleware stack, so capturing one covers both.
-  const dynamo = capture(new DynamoDBClient(base));
-  const sqs = capture(new SQSClient(base));
-  const scheduler = capture(new SchedulerClient(base));
-  const events = capture(new EventBridgeClient(base));
+  const dynamo = capture(new DynamoDBClient(base('dynamodb')));
+  const sqs = capture(new SQSClient(base('sqs')));
+  const scheduler = capture(new SchedulerClient(base('scheduler')));
+  const events = capture(new EventBridgeClient(base('eventbridge')));
   for (const client of [dynamo, sqs, scheduler, events]) {
     for (const plugin of options.middleware ?? []) client.middlewareStack.use(plugin as never);
   }
@@ -94,19 +117,29 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
-  const s3 = s3Clients(base, options.middleware ?? [], capture);
+  const s3 = s3Clients({ ...base('s3'), forcePathStyle: local }, options.middleware ?? [], capture);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
     // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
     unmarshallOptions: { wrapNumbers: readStoredNumber },
   });
-  const kms = capture(new KMSClient(base));
-  return { dynamo, doc, sqs, scheduler, events, s3, kms };
+  const kms = capture(new KMSClient(base('kms')));
+  return { endpoints, local, dynamo, doc, sqs, scheduler, events, s3, kms };
+}
+
+/** Each service's endpoint: its own, else the shared one. */
+function serviceEndpoints(options: AwsClientOptions): ServiceEndpoints {
+  const endpoints: ServiceEndpoints = {};
+  for (const service of AWS_SERVICES) {
+    const endpoint = options.endpoints?.[service] ?? options.endpoint;
+    if (endpoint) endpoints[service] = endpoint;
+  }
+  return endpoints;
 }
 
 function s3Clients(
-  base: { region: string; endpoint?: string; credentials?: AwsCredentialIdentity },
+  base: { region: string; endpoint?: string; credentials?: AwsCredentialIdentity; forcePathStyle: boolean },
   middleware: readonly Pluggable<object, object>[],
   capture: <T>(client: T) => T,
 ): S3Clients {
@@ -119,7 +152,6 @@ function s3Clients(
           ...base,
           region,
           maxAttempts: 1,
-          forcePathStyle: base.endpoint !== undefined,
           requestHandler: { requestTimeout: S3_REQUEST_TIMEOUT_MS, connectionTimeout: 5_000 },
         }),
       );

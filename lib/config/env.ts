@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import {
+  type EndpointConfig,
+  EndpointEnvShape,
+  resolveEndpoints,
+  type ServiceEndpoints,
+} from './endpoints.js';
 import { parseSharedSecrets, type SharedSecretOrigins } from './shared-secrets.js';
 
 /**
@@ -53,7 +59,8 @@ const list = z.string().transform((value) =>
  */
 export const EnvSchema = z.object({
   AWS_REGION: z.string().min(1).default('us-east-1'),
-  AWS_ENDPOINT_URL: z.url().optional(),
+  // AWS_ENDPOINT_URL, the SDK's per-service AWS_ENDPOINT_URL_<SERVICE> and HARVESTER_LOCAL.
+  ...EndpointEnvShape,
   HARVESTER_PREFIX: z
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'lowercase letters, digits and dashes, at most 41 characters')
@@ -102,9 +109,9 @@ export const EnvSchema = z.object({
    * visible out of timestamp order. Re-read entities are harmless (version-guarded loads).
    */
   WATERMARK_LOOKBACK_SECONDS: z.coerce.number().int().min(0).max(86_400).default(5),
-  /** Source URLs may reach loopback addresses. Default: true on an emulator (local), false on AWS. */
+  /** Source URLs may reach loopback addresses. Default: true when local (`HARVESTER_LOCAL`), false on AWS. */
   SOURCE_ALLOW_LOOPBACK: flag.optional(),
-  /** Source URLs may reach private network ranges. Default: true on an emulator, false on AWS. */
+  /** Source URLs may reach private network ranges. Default: true when local, false on AWS. */
   SOURCE_ALLOW_PRIVATE: flag.optional(),
   /** Comma-separated hosts (`api.example.com`, `*.example.com`) sources may use; unset: any public host. */
   SOURCE_ALLOWED_HOSTS: list.optional(),
@@ -154,7 +161,12 @@ export interface SourcePolicyConfig {
 /** Configuration read from the environment, after validation. */
 export interface HarvesterConfig {
   readonly region: string;
+  /** `AWS_ENDPOINT_URL`: the endpoint of every service without its own; undefined on AWS. */
   readonly endpoint: string | undefined;
+  /** Each service's endpoint (`AWS_ENDPOINT_URL_<SERVICE>`, else `AWS_ENDPOINT_URL`); empty on AWS. */
+  readonly endpoints: ServiceEndpoints;
+  /** Running against emulators (`HARVESTER_LOCAL`, else any endpoint set): see lib/config/endpoints.ts. */
+  readonly local: boolean;
   readonly prefix: string;
   readonly names: ResourceNames;
   /** Queue URLs, when known up front (Lambda); locally they are looked up by name. */
@@ -199,8 +211,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
   }
   const e = parsed.data;
   const derived = resourceNamesFor(e.HARVESTER_PREFIX);
-  // Off AWS (an emulator endpoint) the sources are local fakes on loopback; on AWS, public hosts only.
-  const allowLoopback = e.SOURCE_ALLOW_LOOPBACK ?? e.AWS_ENDPOINT_URL !== undefined;
+  const endpoints: EndpointConfig = resolveEndpoints(e);
+  // On emulators the sources are local fakes on loopback; on AWS, public hosts only.
+  const allowLoopback = e.SOURCE_ALLOW_LOOPBACK ?? endpoints.local;
   let sharedSecretOrigins: SharedSecretOrigins;
   try {
     sharedSecretOrigins = parseSharedSecrets(e.SHARED_SECRET_REFS ?? '', 'SHARED_SECRET_REFS', allowLoopback);
@@ -209,7 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
   }
   return {
     region: e.AWS_REGION,
-    endpoint: e.AWS_ENDPOINT_URL,
+    ...endpoints,
     prefix: e.HARVESTER_PREFIX,
     names: {
       syncRunsTable: e.SYNC_RUNS_TABLE ?? derived.syncRunsTable,
@@ -238,7 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarvesterConfi
     logLevel: e.LOG_LEVEL,
     sourcePolicy: {
       allowLoopback,
-      allowPrivate: e.SOURCE_ALLOW_PRIVATE ?? e.AWS_ENDPOINT_URL !== undefined,
+      allowPrivate: e.SOURCE_ALLOW_PRIVATE ?? endpoints.local,
       allowedHosts: e.SOURCE_ALLOWED_HOSTS ?? [],
       sharedSecrets: Object.keys(sharedSecretOrigins),
       sharedSecretOrigins,

@@ -75,7 +75,8 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
   const sources = new SourceStore(clients.doc, config.names.sourcesTable);
   const seenPages = new SeenPageStore(clients.doc, config.names.syncRunsTable);
   const secrets =
-    options.secrets ?? createSecretResolver({ region: config.region, endpoint: config.endpoint });
+    options.secrets ??
+    createSecretResolver({ region: config.region, endpoints: config.endpoints, local: config.local });
   return {
     runs,
     chains: new ChainStore(clients.doc, runs),

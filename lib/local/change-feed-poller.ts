@@ -46,7 +46,7 @@ export async function pollChangeFeed(options: ChangeFeedPollOptions): Promise<vo
     logger.warn('change feed is on but the items table has no stream', { table: options.itemsTable });
     return;
   }
-  const streams = new DynamoDbStreams(clients.dynamo);
+  const streams = new DynamoDbStreams(clients.dynamo, clients.endpoints.dynamodbStreams);
   // One iterator per shard: an emulator keeps one shard; real streams split, which the pipes handle.
   const iterators = new Map<string, string | null>();
   for (const shard of await streams.shards(streamArn))

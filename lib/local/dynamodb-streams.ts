@@ -11,7 +11,14 @@ import type { StreamRecordLike } from '../events/change-feed.js';
  * only ever talks to an emulator.
  */
 export class DynamoDbStreams {
-  constructor(private readonly dynamo: DynamoDBClient) {}
+  /**
+   * @param endpoint The Streams endpoint when it is not the DynamoDB client's own
+   *   (`AWS_ENDPOINT_URL_DYNAMODB_STREAMS`).
+   */
+  constructor(
+    private readonly dynamo: DynamoDBClient,
+    private readonly endpoint?: string,
+  ) {}
 
   /** The shard ids of a stream. */
   async shards(streamArn: string): Promise<string[]> {
@@ -45,12 +52,7 @@ export class DynamoDbStreams {
 
   private async call(operation: string, body: Record<string, unknown>): Promise<unknown> {
     const config = this.dynamo.config;
-    const endpoint = await config.endpoint?.();
-    if (!endpoint)
-      throw new Error('the DynamoDB client has no endpoint: the local change feed needs an emulator');
-    const url = new URL(
-      `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path}`,
-    );
+    const url = await this.url();
     const payload = JSON.stringify(body);
     const signer = new SignatureV4({
       service: 'dynamodb',
@@ -78,5 +80,15 @@ export class DynamoDbStreams {
     if (!response.ok)
       throw new Error(`DynamoDB Streams ${operation} answered ${response.status}: ${text.slice(0, 300)}`);
     return JSON.parse(text);
+  }
+
+  private async url(): Promise<URL> {
+    if (this.endpoint) return new URL(this.endpoint);
+    const endpoint = await this.dynamo.config.endpoint?.();
+    if (!endpoint)
+      throw new Error('the DynamoDB client has no endpoint: the local change feed needs an emulator');
+    return new URL(
+      `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path}`,
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { type ApiDeps, createApiDeps } from '../api/deps.js';
 import { type AwsClients, createAwsClients, destroyAwsClients } from '../aws/clients.js';
+import { endpointEnv, pickEndpointEnv, type ServiceEndpoints } from '../config/endpoints.js';
 import { type HarvesterConfig, loadConfig } from '../config/env.js';
 import { createEngineDeps } from '../engine/index.js';
 import { createLogger } from '../observability/logger.js';
@@ -22,7 +23,10 @@ export interface LocalStackOptions {
   readonly reaperIntervalMs?: number;
   /** Log level of the engine and API. Default `WARN`: a terminal shows problems, not every page. */
   readonly logLevel?: HarvesterConfig['logLevel'];
-  /** Environment to read `AWS_ENDPOINT_URL` and `AWS_REGION` from. Default `process.env`. */
+  /**
+   * Environment to read `AWS_REGION` and the endpoints from (`AWS_ENDPOINT_URL`, the per-service
+   * `AWS_ENDPOINT_URL_<SERVICE>`, `HARVESTER_LOCAL`). Default `process.env`.
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -30,8 +34,10 @@ export interface LocalStackOptions {
 export interface LocalStack {
   /** `http://127.0.0.1:<port>` of the admin API. */
   readonly apiUrl: string;
-  /** The AWS endpoint (moto started here, or `AWS_ENDPOINT_URL`). */
+  /** The AWS endpoint of every service without its own (moto started here, or `AWS_ENDPOINT_URL`). */
   readonly endpoint: string;
+  /** Each service's endpoint: `endpoint`, or its own `AWS_ENDPOINT_URL_<SERVICE>`. */
+  readonly endpoints: ServiceEndpoints;
   readonly config: HarvesterConfig;
   readonly deps: ApiDeps;
   readonly runtime: LocalRuntime;
@@ -43,7 +49,7 @@ export interface LocalStack {
 
 /**
  * Starts Harvester locally: the emulator (moto, unless `AWS_ENDPOINT_URL` names
- * one), its tables and queues, the local runtime, and the admin API on 127.0.0.1. The CLI's
+ * one; a service with its own `AWS_ENDPOINT_URL_<SERVICE>` goes there), its tables and queues, the local runtime, and the admin API on 127.0.0.1. The CLI's
  * `harvester local` and the demo run on it.
  *
  * @example
@@ -61,6 +67,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     const config = loadConfig({
       AWS_REGION: env.AWS_REGION ?? 'us-east-1',
+      ...pickEndpointEnv(env),
       AWS_ENDPOINT_URL: emulator.endpoint,
       HARVESTER_PREFIX: options.prefix ?? 'harvester',
       LOG_LEVEL: options.logLevel ?? 'WARN',
@@ -68,7 +75,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(env.CHANGE_FEED ? { CHANGE_FEED: env.CHANGE_FEED } : {}),
       ...(env.CHANGE_FEED_INCLUDES_DATA ? { CHANGE_FEED_INCLUDES_DATA: env.CHANGE_FEED_INCLUDES_DATA } : {}),
     });
-    const clients = createAwsClients({ region: config.region, endpoint: emulator.endpoint });
+    const clients = createAwsClients({
+      region: config.region,
+      endpoints: config.endpoints,
+      local: config.local,
+    });
     cleanups.push(() => destroyAwsClients(clients));
     const resources = await bootstrapResources(clients, config.names, {
       changeFeed: config.changeFeed.enabled,
@@ -89,7 +100,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.reaperIntervalMs === undefined ? {} : { reaperIntervalMs: options.reaperIntervalMs }),
       ...(config.changeFeed.enabled ? { changeFeed: { includeData: config.changeFeed.includeData } } : {}),
       workerEnv: {
-        AWS_ENDPOINT_URL: emulator.endpoint,
+        ...endpointEnv(config),
         AWS_REGION: config.region,
         LOG_LEVEL: config.logLevel,
       },
@@ -104,6 +115,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return {
       apiUrl: server.url,
       endpoint: emulator.endpoint,
+      endpoints: config.endpoints,
       config,
       deps,
       runtime,

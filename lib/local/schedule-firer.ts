@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DeleteScheduleCommand,
   GetScheduleCommand,
@@ -12,6 +13,7 @@ import {
   parseRecurringExpression,
   type RecurringExpression,
 } from '../queue/schedule-expression.js';
+import { EXECUTION_ID_ATTRIBUTE, SCHEDULED_TIME_ATTRIBUTE } from '../queue/source-schedules.js';
 
 /** How long the firer trusts a schedule's details before reading them again. */
 const DETAIL_REFRESH_MS = 30_000;
@@ -31,6 +33,24 @@ export function parseRateExpression(expression: string): number | undefined {
   return parsed?.kind === 'rate' ? parsed.periodMs : undefined;
 }
 
+/** Options of {@link ScheduleFirer}. */
+export interface ScheduleFirerOptions {
+  /**
+   * Deliveries of each firing, the same input each time. Default 1; tests set 2 to play
+   * Scheduler's at-least-once delivery (a firing delivered twice).
+   */
+  readonly deliveries?: number;
+}
+
+/**
+ * A target input with Scheduler's context attributes filled in, as Scheduler does at each
+ * invocation: the firing's scheduled time (whole seconds, UTC) and a fresh execution id.
+ */
+export function withContextAttributes(input: string, scheduledAt: number): string {
+  const time = new Date(Math.floor(scheduledAt / 1_000) * 1_000).toISOString().replace('.000Z', 'Z');
+  return input.replaceAll(SCHEDULED_TIME_ATTRIBUTE, time).replaceAll(EXECUTION_ID_ATTRIBUTE, randomUUID());
+}
+
 function recurring(expression: string): RecurringExpression | undefined {
   try {
     return parseRecurringExpression(expression);
@@ -47,7 +67,8 @@ function recurring(expression: string): RecurringExpression | undefined {
  * the stack creates them), once per tick even if several occurrences passed. A DISABLED
  * schedule (a paused source) never fires, and counts afresh from when it is enabled again, as
  * Scheduler does not catch up on what it skipped. State is read from the listing on every tick,
- * so a pause or resume takes effect at the next tick. Targets are resolved by ARN.
+ * so a pause or resume takes effect at the next tick. Targets are resolved by ARN. Inputs get
+ * Scheduler's context attributes (`<aws.scheduler.scheduled-time>`: the occurrence's time).
  */
 export class ScheduleFirer {
   private readonly firstSeen = new Map<string, number>();
@@ -60,6 +81,7 @@ export class ScheduleFirer {
     private readonly targets: ReadonlyMap<string, ScheduleTarget>,
     private readonly logger: HarvesterLogger,
     private readonly now: () => number = Date.now,
+    private readonly options: ScheduleFirerOptions = {},
   ) {}
 
   /** Fires every due schedule once; returns the names fired. */
@@ -115,7 +137,7 @@ export class ScheduleFirer {
     const parsed = recurring(expression);
     if (at !== undefined) {
       if (at > now) return false;
-      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
+      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input, at);
       await this.scheduler
         .send(new DeleteScheduleCommand({ Name: name, GroupName: this.groupName }))
         .catch(() => undefined);
@@ -131,19 +153,26 @@ export class ScheduleFirer {
           : (nextCronTime(parsed, last) ?? Number.POSITIVE_INFINITY);
       if (now < due) return false;
       this.lastFired.set(name, now);
-      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input);
+      await this.deliver(name, schedule.Target?.Arn, schedule.Target?.Input, due);
       return true;
     }
     return false;
   }
 
-  private async deliver(name: string, arn: string | undefined, input: string | undefined): Promise<void> {
+  /** Delivers one firing, scheduled for `scheduledAt`, to its target. */
+  private async deliver(
+    name: string,
+    arn: string | undefined,
+    input: string | undefined,
+    scheduledAt: number,
+  ): Promise<void> {
     const target = arn ? this.targets.get(arn) : undefined;
     if (!target) {
       this.logger.warn('schedule target unknown to the local runtime', { schedule: name, arn });
       return;
     }
     this.logger.info('firing schedule', { schedule: name });
-    await target(input ?? '{}');
+    for (let delivery = 0; delivery < (this.options.deliveries ?? 1); delivery++)
+      await target(withContextAttributes(input ?? '{}', scheduledAt));
   }
 }

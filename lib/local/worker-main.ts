@@ -18,7 +18,11 @@ applyLogFormat(chooseLogFormat(undefined, process.env, false));
 const config = loadConfig();
 if (!config.pageQueueUrl || !config.pageQueueArn)
   throw new Error('worker process needs PAGE_QUEUE_URL and PAGE_QUEUE_ARN');
-const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
+const clients = createAwsClients({
+  region: config.region,
+  endpoints: config.endpoints,
+  local: config.local,
+});
 // Under a runtime on a movable clock, this worker's time (and its deferrals' wake-ups) follow it.
 const clock = followRuntimeClock();
 const deps = createEngineDeps({

@@ -19,9 +19,17 @@ export const LOCAL_START_RUN_ARN = 'arn:aws:lambda:us-east-1:123456789012:functi
 /**
  * A source's recurring schedules as EventBridge Scheduler schedules: each schedule
  * of a source is one Scheduler schedule in the Harvester group that invokes the start-run target
- * with `{sourceId, mode}`. Names are deterministic, so reconciling is idempotent: an API retry
+ * with `{sourceId, mode, schedule, scheduledTime, executionId}`. Names are deterministic, so reconciling is idempotent: an API retry
  * after a partial failure converges on the same set instead of duplicating schedules.
  */
+
+/**
+ * Scheduler's context attributes, which it replaces in a target's input at each invocation: the
+ * firing's scheduled time (`2026-12-01T03:00:00Z`), the same for every delivery of that firing,
+ * and the id of this invocation. The start-run target drops a firing it has already started.
+ */
+export const SCHEDULED_TIME_ATTRIBUTE = '<aws.scheduler.scheduled-time>';
+export const EXECUTION_ID_ATTRIBUTE = '<aws.scheduler.execution-id>';
 
 /** Most schedules one source may have; keeps schedule names to one digit and a source's footprint small. */
 export const MAX_SCHEDULES_PER_SOURCE = 10;
@@ -171,7 +179,13 @@ export class SourceSchedules {
       Target: {
         Arn: this.options.targetArn,
         RoleArn: this.options.roleArn,
-        Input: JSON.stringify({ sourceId, mode: schedule.mode, schedule: name }),
+        Input: JSON.stringify({
+          sourceId,
+          mode: schedule.mode,
+          schedule: name,
+          scheduledTime: SCHEDULED_TIME_ATTRIBUTE,
+          executionId: EXECUTION_ID_ATTRIBUTE,
+        }),
         ...(this.options.deadLetterArn ? { DeadLetterConfig: { Arn: this.options.deadLetterArn } } : {}),
       },
     };

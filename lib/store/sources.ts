@@ -8,6 +8,7 @@ import {
 import type { RunMode } from '../run/model.js';
 import { isConditionFailure, LockNotHeldError, SourceBusyError, SourceNotFoundError } from './errors.js';
 import { decodeCursor, encodeCursor, type Page } from './paging.js';
+import { ScheduleFirings } from './schedule-firings.js';
 import { BINDING_KEY_PREFIX } from './secret-bindings.js';
 
 /** A recurring schedule that starts runs of a source. */
@@ -85,10 +86,15 @@ function toSource(item: Record<string, unknown>): SourceRecord {
 
 /** The Sources repository, including the one-active-run-per-source lock. */
 export class SourceStore {
+  /** When each of the sources' schedules last fired (duplicate deliveries are dropped against it). */
+  readonly firings: ScheduleFirings;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
-  ) {}
+  ) {
+    this.firings = new ScheduleFirings(doc, tableName);
+  }
 
   /**
    * Creates or reconfigures a source. Only the definition's attributes are set, so the watermark

@@ -76,7 +76,14 @@ describe('source schedules', () => {
         expression: 'rate(1 minute)',
         arn: LOCAL_START_RUN_ARN,
         role: LOCAL_SCHEDULER_ROLE_ARN,
-        input: JSON.stringify({ sourceId: id, mode: 'incremental', schedule: `src-${id}-0` }),
+        // Scheduler fills in the firing's time and invocation id, which the start-run target reads.
+        input: JSON.stringify({
+          sourceId: id,
+          mode: 'incremental',
+          schedule: `src-${id}-0`,
+          scheduledTime: '<aws.scheduler.scheduled-time>',
+          executionId: '<aws.scheduler.execution-id>',
+        }),
       },
     ]);
   });
@@ -177,9 +184,22 @@ describe('source schedules', () => {
     expect(await firer.tick()).not.toContain(name);
     now = Date.parse('2026-12-01T10:30:00Z');
     expect(await firer.tick()).toContain(name);
+    // Each delivery names its occurrence's calendar time, not the tick's.
     expect(fired.map((input) => JSON.parse(input)).filter((input) => input.sourceId === id)).toEqual([
-      { sourceId: id, mode: 'full', schedule: name },
-      { sourceId: id, mode: 'full', schedule: name },
+      {
+        sourceId: id,
+        mode: 'full',
+        schedule: name,
+        scheduledTime: '2026-12-01T10:15:00Z',
+        executionId: expect.any(String),
+      },
+      {
+        sourceId: id,
+        mode: 'full',
+        schedule: name,
+        scheduledTime: '2026-12-01T10:30:00Z',
+        executionId: expect.any(String),
+      },
     ]);
   });
 

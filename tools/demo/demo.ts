@@ -84,6 +84,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     say(
       `  emulator   ${stack.endpoint}${process.env.AWS_ENDPOINT_URL ? '' : ' (moto, started for this demo)'}`,
     );
+    // Services moved to their own emulator (AWS_ENDPOINT_URL_DYNAMODB, …).
+    for (const [service, endpoint] of Object.entries(stack.endpoints))
+      if (endpoint !== stack.endpoint) say(`  ${service.padEnd(10)} ${endpoint}`);
     say(`  admin API  ${stack.apiUrl}`);
     say(
       `  source     ${source.url}  faults: ${profile.transientRate * 100}% 5xx, ${profile.rate429 * 100}% 429 + Retry-After, rate-limit window every ${profile.githubRateLimitEvery} requests, ${profile.invalidRecords} invalid records`,

@@ -106,7 +106,11 @@ export async function tailEvents(
   json: boolean,
 ): Promise<void> {
   const config = loadConfig();
-  const clients = createAwsClients({ region: config.region, endpoint: config.endpoint });
+  const clients = createAwsClients({
+    region: config.region,
+    endpoints: config.endpoints,
+    local: config.local,
+  });
   const subscription = await subscribe(clients, config.names.eventBus, opts.type);
   const stop = new AbortController();
   const onSignal = () => stop.abort();

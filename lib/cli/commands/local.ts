@@ -85,6 +85,7 @@ export function registerLocalCommand(program: Command, io: Io): void {
         'local',
         'local --api-port 0   # any free port, printed',
         'local --log-level INFO   # with AWS_ENDPOINT_URL set: that emulator instead of moto',
+        'local   # with AWS_ENDPOINT_URL_DYNAMODB set: DynamoDB there (DynamoDB Local), the rest on moto',
         'local --log-level INFO --log-format json | tee harvester.log   # JSON lines, as on Lambda',
       ),
     )

@@ -3,6 +3,7 @@ import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import type { ServiceEndpoints } from '../../config/endpoints.js';
 import type { SecretResolver } from '../../connectors/contract.js';
 
 /** Raised when a secret reference cannot be resolved; the message names the reference, never a value. */
@@ -23,7 +24,12 @@ type Provider = Pick<BaseProvider, 'get'>;
 /** Options of {@link createSecretResolver}. */
 export interface SecretResolverOptions {
   readonly region: string;
+  /** The endpoint of both stores unless `endpoints` names one (an emulator). */
   readonly endpoint?: string | undefined;
+  /** The SSM and Secrets Manager endpoints (`config.endpoints`); a store left out is AWS's. */
+  readonly endpoints?: ServiceEndpoints;
+  /** Sign with the emulator's dummy credentials (`config.local`). Default: when an endpoint is given. */
+  readonly local?: boolean;
   /** Applied to the SSM and Secrets Manager clients (the Lambda functions' tracer). */
   readonly capture?: <T>(client: T) => T;
   /**
@@ -54,7 +60,9 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
     } catch (error) {
       // Powertools wraps the store's error (GetParameterError); its cause names what happened.
       const cause = error instanceof Error && error.cause ? error.cause : error;
-      throw new SecretError(missingSecretMessage(reference, cause, options.endpoint), { cause });
+      throw new SecretError(missingSecretMessage(reference, cause, storeEndpoint(options, reference)), {
+        cause,
+      });
     }
     if (typeof value !== 'string' || value === '')
       throw new SecretError(`secret reference ${reference} has no string value`);
@@ -77,12 +85,14 @@ interface Location {
 /** The SSM and Secrets Manager providers, created on first use, and which one a reference names. */
 function secretStores(options: SecretResolverOptions): (reference: string) => Location {
   const capture = options.capture ?? (<T>(client: T) => client);
-  const config = {
+  const ssmEndpoint = options.endpoints?.ssm ?? options.endpoint;
+  const secretsManagerEndpoint = options.endpoints?.secretsManager ?? options.endpoint;
+  const local = options.local ?? (ssmEndpoint ?? secretsManagerEndpoint) !== undefined;
+  const config = (endpoint: string | undefined) => ({
     region: options.region,
-    ...(options.endpoint
-      ? { endpoint: options.endpoint, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } }
-      : {}),
-  };
+    ...(endpoint ? { endpoint } : {}),
+    ...(local ? { credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } } : {}),
+  });
   if (options.fetchSecret) {
     const injected = new FunctionProvider(options.fetchSecret);
     return (reference) => ({ provider: injected, name: reference });
@@ -91,13 +101,23 @@ function secretStores(options: SecretResolverOptions): (reference: string) => Lo
   let secretsManager: Provider | undefined;
   return (reference) => {
     if (reference.startsWith('secretsmanager:')) {
-      secretsManager ??= new SecretsProvider({ awsSdkV3Client: capture(new SecretsManagerClient(config)) });
+      secretsManager ??= new SecretsProvider({
+        awsSdkV3Client: capture(new SecretsManagerClient(config(secretsManagerEndpoint))),
+      });
       return { provider: secretsManager, name: reference.slice('secretsmanager:'.length) };
     }
-    ssm ??= new SSMProvider({ awsSdkV3Client: capture(new SSMClient(config)) });
+    ssm ??= new SSMProvider({ awsSdkV3Client: capture(new SSMClient(config(ssmEndpoint))) });
     const name = reference.startsWith('ssm:') ? reference.slice(4) : reference;
     return { provider: ssm, name, decrypt: true };
   };
+}
+
+/** The endpoint of the store a reference names, if it has one. */
+function storeEndpoint(options: SecretResolverOptions, reference: string): string | undefined {
+  const own = reference.startsWith('secretsmanager:')
+    ? options.endpoints?.secretsManager
+    : options.endpoints?.ssm;
+  return own ?? options.endpoint;
 }
 
 /** A Powertools provider over a plain function: the same cache, another store (tests). */
