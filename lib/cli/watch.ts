@@ -45,11 +45,13 @@ function changeKey(run: RunView): string {
 }
 
 /**
- * Follows a run until it ends, polling `GET /runs/{id}`. On a terminal, a live progress bar;
+ * Follows a run until it ends, polling `GET /sources/{sourceId}/runs/{runId}` (the path a source
+ * owner may read). On a terminal, a live progress bar;
  * otherwise one timestamped line per change. Resolves the final run.
  */
 export async function watchRun(
   client: ApiClient,
+  sourceId: string,
   runId: string,
   io: Io,
   options: WatchOptions = {},
@@ -78,7 +80,7 @@ export async function watchRun(
     for (;;) {
       let run: RunView;
       try {
-        run = await client.request<RunView>('GET', `/runs/${encodeURIComponent(runId)}`);
+        run = await client.request<RunView>('GET', runPath(sourceId, runId));
         failures = 0;
       } catch (error) {
         if (!(error instanceof ApiUnreachableError) || ++failures >= MAX_POLL_FAILURES) throw error;
@@ -134,4 +136,9 @@ export function outcomeOf(run: RunView): { line: string; ok: boolean } {
     line: `run ${run.runId} ${run.state}${duration}: ${run.summary}${failure}`,
     ok: run.state === 'succeeded',
   };
+}
+
+/** A run's path under its source: the one route of it a source owner's IAM policy covers. */
+export function runPath(sourceId: string, runId: string): string {
+  return `/sources/${encodeURIComponent(sourceId)}/runs/${encodeURIComponent(runId)}`;
 }

@@ -124,7 +124,7 @@ describe('harvester CLI', () => {
   });
 
   it('runs get shows who started the run, its duration and no heartbeat once it ended', async () => {
-    const res = await cli('runs', 'get', runId);
+    const res = await cli('runs', 'get', 'cli-src', runId);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('started by cli');
     expect(res.stdout).toMatch(/duration\s+\d+s\n/);
@@ -132,7 +132,7 @@ describe('harvester CLI', () => {
   });
 
   it('runs get --json prints the run as parseable JSON', async () => {
-    const res = await cli('runs', 'get', runId, '--json');
+    const res = await cli('runs', 'get', 'cli-src', runId, '--json');
     expect(res.code).toBe(0);
     const run = JSON.parse(res.stdout);
     expect(run).toMatchObject({
@@ -196,7 +196,7 @@ describe('harvester CLI', () => {
   });
 
   it('with --json, a problem is problem+json on stderr, nothing on stdout, and exit 1', async () => {
-    const res = await cli('runs', 'get', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
+    const res = await cli('runs', 'get', 'cli-src', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(JSON.parse(res.stderr)).toMatchObject({ status: 404, title: 'Run not found' });
@@ -290,7 +290,9 @@ describe('harvester CLI', () => {
 
     const started = await cli('dlq', 'retry', 'cli-src');
     const hint = /follow it: (.*)$/m.exec(started.stdout)?.[1] ?? '';
-    expect(hint).toMatch(new RegExp(`^harvester --endpoint ${stack.apiUrl} runs watch [0-9A-Z]{26}$`));
+    expect(hint).toMatch(
+      new RegExp(`^harvester --endpoint ${stack.apiUrl} runs watch cli-src [0-9A-Z]{26}$`),
+    );
     const [, ...args] = hint.split(' ');
     const pasted = await cli(...args);
     expect(pasted.stdout).toContain('fixed nothing');
@@ -307,7 +309,7 @@ describe('harvester CLI', () => {
       return Math.round(samples.sort((a, b) => a - b)[2]!);
     };
     const help = await time('--help');
-    const get = await time('runs', 'get', runId);
+    const get = await time('runs', 'get', 'cli-src', runId);
     console.info(`harvester start-up, median of 5: --help ${help} ms, runs get ${get} ms`);
     expect(help).toBeGreaterThan(0);
   });
@@ -353,9 +355,10 @@ describe('harvester CLI', () => {
     const started = JSON.parse((await cli('runs', 'start', 'cli-src', '--mode', 'full', '--json')).stdout);
     const busy = await cli('runs', 'start', 'cli-src', '--mode', 'full');
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`active run: ${started.runId}`);
-    expect((await cli('runs', 'cancel', started.runId)).code).toBe(0);
-    const watched = await cli('runs', 'watch', started.runId);
+    expect(busy.stderr).toContain(`active run: ${started.runId}; follow it: harvester`);
+    expect(busy.stderr).toContain(`runs watch cli-src ${started.runId}`);
+    expect((await cli('runs', 'cancel', 'cli-src', started.runId)).code).toBe(0);
+    const watched = await cli('runs', 'watch', 'cli-src', started.runId);
     expect(watched.code).toBe(1);
     expect(watched.stdout).toContain(`run ${started.runId} cancelled`);
   });
