@@ -71,6 +71,10 @@ export const ProblemSchema = z
       .string()
       .optional()
       .meta({ description: '410 dead-letter-resolved: the run that stored the entity since' }),
+    sourceId: z
+      .string()
+      .optional()
+      .meta({ description: '404 source-not-found: the source id asked for (the CLI suggests the closest)' }),
     knownConnectors: z.array(z.string()).optional(),
     allowed: z.array(z.string()).optional().meta({ description: '405: the methods the path allows' }),
   })
@@ -150,13 +154,15 @@ export function problemFor(error: unknown): MappedProblem {
         errors: [{ path: `schedules.${error.index}.expression`, message: error.message }],
       },
     );
-  if (error instanceof SourceNotFoundError || error instanceof RunNotFoundError)
+  if (error instanceof SourceNotFoundError)
     return problem(
       T.notFound,
-      error instanceof SourceNotFoundError ? 'Source not found' : 'Run not found',
+      'Source not found',
       404,
       error.message,
+      typeof error.context.sourceId === 'string' ? { sourceId: error.context.sourceId } : {},
     );
+  if (error instanceof RunNotFoundError) return problem(T.notFound, 'Run not found', 404, error.message);
   if (error instanceof ItemNotFoundError) return problem(T.notFound, 'Item not found', 404, error.message);
   if (error instanceof DeadLetterNotFoundError)
     return problem(T.notFound, 'Dead letter not found', 404, error.message);

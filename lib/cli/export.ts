@@ -23,6 +23,8 @@ export interface ExportOptions {
   readonly sourceId: string;
   readonly output: string;
   readonly resume: boolean;
+  /** Overwrite an existing output file (without it, an export never replaces a file it did not write). */
+  readonly force?: boolean;
   readonly changedSince?: string | undefined;
   readonly includeTombstoned?: boolean | undefined;
   /** Entities per request (1–100). */
@@ -87,7 +89,14 @@ async function startingState(options: ExportOptions): Promise<ExportState> {
     pages: 0,
     done: false,
   };
-  if (!options.resume) return fresh;
+  if (!options.resume) {
+    const existing = await stat(options.output).catch(() => undefined);
+    if (existing && !options.force)
+      throw new CliUsageError(
+        `${options.output} exists; pass --force to overwrite it, or --resume to continue an interrupted export into it`,
+      );
+    return fresh;
+  }
   const state = await readState(options.output);
   if (!state) throw new CliUsageError(`nothing to resume: ${exportStatePath(options.output)} does not exist`);
   if (

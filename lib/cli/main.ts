@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { ApiProblemError, ApiUnreachableError, DEFAULT_ENDPOINT } from './client.js';
+import { ApiProblemError, ApiUnreachableError, createApiClient, DEFAULT_ENDPOINT } from './client.js';
 import { registerConnectorCommands } from './commands/connectors.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
@@ -13,8 +13,11 @@ import { registerRunCommands } from './commands/runs.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerSourceCommands } from './commands/sources.js';
 import { CliUsageError, pasteableCommand } from './context.js';
+import { EXIT_CODES } from './exit-codes.js';
 import { examples } from './help.js';
-import { type Io, PROCESS_IO, printProblem } from './output.js';
+import { type Io, PROCESS_IO, printProblem, quietOnBrokenPipe } from './output.js';
+import { MissingCredentialsError } from './sigv4.js';
+import { notFoundHints } from './suggest.js';
 import { CLI_VERSION } from './version.js';
 
 /**
@@ -95,30 +98,62 @@ export function problemOf(error: unknown): Record<string, unknown> {
 }
 
 /**
- * Runs the CLI; resolves the exit code. Problems and unreachable APIs print `error: …` and give
- * 1; with `--json` they are problem+json on stderr instead, with the same exit code.
+ * Runs the CLI; resolves the exit code ({@link EXIT_CODES}). Problems and unreachable APIs print
+ * `error: …` and give 1, usage mistakes 2, missing or refused credentials 4; with `--json` they
+ * are problem+json on stderr instead, with the same exit code. Bare `harvester` prints the help
+ * and exits 0. A reader that closes the pipe early (`| head -1`) ends the command quietly.
  */
 export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
   const json = argv.includes('--json');
+  if (io === PROCESS_IO) quietOnBrokenPipe(process.stdout);
+  const program = buildProgram(io, { json });
+  if (isBare(argv)) {
+    io.out.write(program.helpInformation());
+    return EXIT_CODES.ok;
+  }
   try {
-    await buildProgram(io, { json }).parseAsync([...argv]);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    await program.parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT_CODES.ok;
   } catch (error) {
-    if (error instanceof CommanderError && error.exitCode === 0) return 0; // --help, --version
+    if (error instanceof CommanderError && error.exitCode === 0) return EXIT_CODES.ok; // --help, --version
+    const code = exitCodeOf(error);
     if (json) {
       io.err.write(`${JSON.stringify(problemOf(error))}\n`);
-      return error instanceof CommanderError ? error.exitCode || 1 : 1;
+      return code;
     }
-    if (error instanceof CommanderError) return error.exitCode;
-    if (error instanceof ApiProblemError)
-      printProblem(io, error.problem, (args) => pasteableCommand(endpointOf(argv), args));
-    else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
+    if (error instanceof CommanderError) return code;
+    if (error instanceof ApiProblemError) {
+      const hint = (args: string) => pasteableCommand(endpointOf(argv), args);
+      printProblem(io, error.problem, hint);
+      const more = await notFoundHints(error.problem, () => createApiClient(endpointOf(argv)), hint);
+      if (more.length > 0) io.err.write(`${more.join('\n')}\n`);
+    } else if (error instanceof ApiUnreachableError || error instanceof CliUsageError)
       io.err.write(`error: ${error.message}\n`);
     else if (error instanceof Error)
       io.err.write(`error: ${process.env.HARVESTER_DEBUG ? error.stack : error.message}\n`);
     else io.err.write(`error: ${String(error)}\n`);
-    return 1;
+    return code;
   }
+}
+
+/** The exit code an error ends the CLI with. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof CommanderError || error instanceof CliUsageError) return EXIT_CODES.usage;
+  if (error instanceof MissingCredentialsError) return EXIT_CODES.auth;
+  if (error instanceof ApiProblemError && (error.problem.status === 401 || error.problem.status === 403))
+    return EXIT_CODES.auth;
+  return EXIT_CODES.failed;
+}
+
+/** Only global options (or nothing) after the script: no command was named. */
+function isBare(argv: readonly string[]): boolean {
+  const rest = argv.slice(2);
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--endpoint') i++;
+    else if (arg !== '--json' && !arg.startsWith('--endpoint=')) return false;
+  }
+  return true;
 }
 
 /** The `--endpoint` given on the command line, if any. */

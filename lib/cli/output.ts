@@ -15,6 +15,21 @@ export interface Io {
 /** The process's own streams. */
 export const PROCESS_IO: Io = { out: process.stdout, err: process.stderr, in: process.stdin };
 
+/**
+ * Ends the process quietly, with exit 0, when the reader of `stream` goes away (`harvester items
+ * list | head -1`): a closed pipe is how a reader says it has read enough, not an error worth a
+ * stack trace. Installed once per stream.
+ */
+export function quietOnBrokenPipe(stream: NodeJS.WritableStream): void {
+  const marked = stream as NodeJS.WritableStream & { harvesterQuietPipe?: true };
+  if (marked.harvesterQuietPipe) return;
+  marked.harvesterQuietPipe = true;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 /** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout). */
 export function printJson(io: Io, value: unknown): void {
   io.out.write(`${stringifyJson(value, 2)}\n`);
@@ -45,9 +60,15 @@ export function printTable(
   printLines(io, [line(headers), ...rows.map(line)]);
 }
 
-/** `error: <title>: <detail>` plus one line per field error and the active run, on stderr. */
+/**
+ * `error: <title>: <detail>` plus one line per field error and the active run, on stderr. A
+ * detail that already says what the title says (`Run not found` / `run x not found`) is printed
+ * alone, so the reason is not given twice.
+ */
 export function printProblem(io: Io, problem: Problem, hint: (args: string) => string = (a) => a): void {
-  const lines = [`error: ${problem.title}: ${problem.detail}`];
+  const lines = [
+    `error: ${restates(problem.detail, problem.title) ? problem.detail : `${problem.title}: ${problem.detail}`}`,
+  ];
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
   if (problem.activeRunId) {
     // A busy source is the one the request named: its path is `/sources/{sourceId}/…`.
@@ -57,6 +78,16 @@ export function printProblem(io: Io, problem: Problem, hint: (args: string) => s
   }
   if (problem.status >= 500 && problem.requestId) lines.push(`  request id: ${problem.requestId}`);
   io.err.write(`${lines.join('\n')}\n`);
+}
+
+/** Every word of `title` appears in `detail` (case aside). */
+function restates(detail: string, title: string): boolean {
+  const words = new Set(detail.toLowerCase().split(/[^a-z0-9]+/));
+  return title
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0)
+    .every((w) => words.has(w));
 }
 
 /** A run as `key: value` lines for a human. */

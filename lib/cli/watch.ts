@@ -3,6 +3,7 @@ import type { RunView } from '../api/schemas/runs.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal } from '../run/model.js';
 import { type ApiClient, ApiUnreachableError } from './client.js';
+import { EXIT_CODES } from './exit-codes.js';
 import type { Io } from './output.js';
 
 /** Options of {@link watchRun}. */
@@ -13,6 +14,8 @@ export interface WatchOptions {
   readonly plain?: boolean;
   /** Print nothing while watching (`--json`: only the final run is printed, by the caller). */
   readonly quiet?: boolean;
+  /** Turns CLI arguments into a command the user can paste (names the API's endpoint). */
+  readonly hint?: (args: string) => string;
 }
 
 /** Consecutive failed polls tolerated before giving up (a restarting local API, a network blip). */
@@ -73,7 +76,8 @@ export async function watchRun(
   let failures = 0;
   const stopOnSignal = () => {
     bar?.stop();
-    process.exit(130);
+    io.err.write(`${interruptedLines(sourceId, runId, options.hint).join('\n')}\n`);
+    process.exit(EXIT_CODES.cancelled);
   };
   process.once('SIGINT', stopOnSignal);
   try {
@@ -111,6 +115,22 @@ export async function watchRun(
     bar?.stop();
     process.removeListener('SIGINT', stopOnSignal);
   }
+}
+
+/**
+ * What Ctrl-C during a watch says: only the watch stopped; the run is carried by the workers and
+ * goes on, with the commands to follow it again or to cancel it.
+ */
+export function interruptedLines(
+  sourceId: string,
+  runId: string,
+  hint: (args: string) => string = (args) => `harvester ${args}`,
+): string[] {
+  return [
+    `stopped watching; run ${runId} goes on (workers carry it, not this terminal)`,
+    `  follow it again: ${hint(`runs watch ${sourceId} ${runId}`)}`,
+    `  cancel it:       ${hint(`runs cancel ${sourceId} ${runId}`)}`,
+  ];
 }
 
 function sleep(ms: number): Promise<void> {

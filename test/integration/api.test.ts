@@ -121,7 +121,12 @@ describe('sources', () => {
     await call('DELETE', `/sources/${id}`);
     const gone = await call('GET', `/sources/${id}`);
     expect(gone.status).toBe(404);
-    expect(gone.json).toMatchObject({ status: 404, title: 'Source not found', instance: `/sources/${id}` });
+    expect(gone.json).toMatchObject({
+      status: 404,
+      title: 'Source not found',
+      instance: `/sources/${id}`,
+      sourceId: id,
+    });
   });
 });
 

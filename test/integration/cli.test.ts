@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { testEndpoint } from '../support/aws.js';
+import { startSlowHost } from '../support/listener.js';
 
 /**
  * The `harvester` binary as a user runs it, against a local stack (on the test emulator) and a
@@ -154,13 +155,14 @@ describe('harvester CLI', () => {
     expect(page.items[0]).toMatchObject({ sourceId: 'cli-src', kind: 'item', runId });
   });
 
-  it('items list prints a table of stored entities, --json one entity a line; items get and explain tell their story', async () => {
+  it('items list prints a table of stored entities, --json the API page with its cursors; items get and explain tell their story', async () => {
     const table = await cli('items', 'list', 'cli-src', '--limit', '3');
-    const lines = await cli('items', 'list', 'cli-src', '--limit', '3', '--json');
-    const entities = lines.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    const listed = await cli('items', 'list', 'cli-src', '--limit', '3', '--json');
+    const page = JSON.parse(listed.stdout);
+    const entities = page.items;
+    const next = JSON.parse(
+      (await cli('items', 'list', 'cli-src', '--limit', '3', '--cursor', page.nextCursor, '--json')).stdout,
+    );
     const entityId = entities[0].entityId as string;
     const got = await cli('items', 'get', 'cli-src', entityId);
     const broken = JSON.parse((await cli('dlq', 'list', 'cli-src', '--run', runId, '--json')).stdout).items[0]
@@ -171,6 +173,8 @@ describe('harvester CLI', () => {
     expect(table.stdout.split('\n')[0]).toMatch(/^ENTITY\s+VERSION\s+CHANGED\s+STATE\s+STORED BY RUN\s+DATA/);
     expect(table.stdout).toContain('more: harvester');
     expect(entities).toHaveLength(3);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    expect(next.items[0].entityId > entities[2].entityId).toBe(true);
     expect(entities[0].provenance.runId).toBe(runId);
     expect(got.stdout).toContain(`stored     `);
     expect(got.stdout).toContain(`by full run ${runId}`);
@@ -195,13 +199,13 @@ describe('harvester CLI', () => {
     expect(res.stderr).toContain('  config.url: must be an http(s) URL');
   });
 
-  it('with --json, a problem is problem+json on stderr, nothing on stdout, and exit 1', async () => {
+  it('with --json, a problem is problem+json on stderr, nothing on stdout, exit 1 (2 for a usage mistake)', async () => {
     const res = await cli('runs', 'get', 'cli-src', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(JSON.parse(res.stderr)).toMatchObject({ status: 404, title: 'Run not found' });
     const usage = await cli('runs', 'start', 'cli-src', '--json');
-    expect(usage.code).toBe(1);
+    expect(usage.code).toBe(2);
     expect(JSON.parse(usage.stderr)).toMatchObject({
       title: 'Invalid command line',
       detail: expect.stringContaining('--mode'),
@@ -229,7 +233,7 @@ describe('harvester CLI', () => {
       '--schedule',
       'rate(1 hour)',
     );
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('needs a mode after the expression, e.g. "rate(1 hour):incremental"');
   });
 
@@ -264,7 +268,7 @@ describe('harvester CLI', () => {
 
   it('secrets bind refuses a --secret without origins, naming the form it wants', async () => {
     const res = await cli('secrets', 'bind', 'cli-bound', '--secret', 'ssm:/harvester/cli-bound/token');
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('must be <reference>=<origin>');
   });
 
@@ -352,14 +356,33 @@ describe('harvester CLI', () => {
   });
 
   it('runs watch exits non-zero for a cancelled run', async () => {
-    const started = JSON.parse((await cli('runs', 'start', 'cli-src', '--mode', 'full', '--json')).stdout);
-    const busy = await cli('runs', 'start', 'cli-src', '--mode', 'full');
-    expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`active run: ${started.runId}; follow it: harvester`);
-    expect(busy.stderr).toContain(`runs watch cli-src ${started.runId}`);
-    expect((await cli('runs', 'cancel', 'cli-src', started.runId)).code).toBe(0);
-    const watched = await cli('runs', 'watch', 'cli-src', started.runId);
-    expect(watched.code).toBe(1);
-    expect(watched.stdout).toContain(`run ${started.runId} cancelled`);
+    // A source that never answers in time, so the run is still going when it is cancelled.
+    const slow = await startSlowHost(60_000);
+    try {
+      const file = join(dir, 'slow.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          url: `${slow.url}/records`,
+          idField: 'id',
+          updatedAtField: 'updatedAt',
+          pagination: { type: 'page' },
+        }),
+      );
+      expect(
+        (await cli('sources', 'put', 'cli-slow', '--connector', 'rest-json', '--config', `@${file}`)).code,
+      ).toBe(0);
+      const started = JSON.parse((await cli('runs', 'start', 'cli-slow', '--mode', 'full', '--json')).stdout);
+      const busy = await cli('runs', 'start', 'cli-slow', '--mode', 'full');
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain(`active run: ${started.runId}; follow it: harvester`);
+      expect(busy.stderr).toContain(`runs watch cli-slow ${started.runId}`);
+      expect((await cli('runs', 'cancel', 'cli-slow', started.runId)).code).toBe(0);
+      const watched = await cli('runs', 'watch', 'cli-slow', started.runId);
+      expect(watched.code).toBe(1);
+      expect(watched.stdout).toContain(`run ${started.runId} cancelled`);
+    } finally {
+      await slow.stop();
+    }
   });
 });

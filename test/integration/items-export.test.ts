@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -119,6 +119,18 @@ describe('items export', () => {
       done: true,
       lines: ENTITIES,
     });
+  }, 120_000);
+
+  it('never overwrites an existing file unless told to (--force)', async () => {
+    const output = join(dir, 'kept.jsonl');
+    await writeFile(output, 'precious\n');
+
+    await expect(
+      exportItems(client, { sourceId: SOURCE, output, resume: false, pageSize: 100 }, quiet),
+    ).rejects.toThrow(/exists; pass --force/);
+    expect(await readFile(output, 'utf8')).toBe('precious\n');
+    await exportItems(client, { sourceId: SOURCE, output, resume: false, force: true, pageSize: 100 }, quiet);
+    expect(await linesOf(output)).toHaveLength(ENTITIES);
   }, 120_000);
 
   it('refuses to resume an export of another listing', async () => {

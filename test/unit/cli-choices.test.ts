@@ -68,7 +68,7 @@ describe('option values checked before any request', () => {
     ],
   ])('harvester %j is refused with the fix, and sends nothing', async (args, message) => {
     const res = await harvester(...args);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain(message);
     expect(res.stderr).not.toMatch(/Invalid option|Too big|Too small/);
     expect(res.requests).toBe(0);

@@ -27,7 +27,7 @@ describe('sources delete asks before deleting history', () => {
   it('without a terminal and without --yes, refuses and names the flag; nothing is deleted', async () => {
     const before = deletes();
     const io = captureIo({ isTTY: false });
-    expect(await remove(io)).toBe(1);
+    expect(await remove(io)).toBe(2);
     expect(io.stderr()).toMatch(/refused without a terminal to ask; pass --yes/);
     expect(deletes()).toBe(before);
   });

@@ -54,7 +54,7 @@ describe('CLI hints', () => {
     ],
   ])('a URL without a scheme (%j) is refused with the fix', async (args, fix) => {
     const res = await harvester(...args, 'sources', 'list');
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('has no scheme');
     expect(res.stderr).toContain(fix);
   });
@@ -72,7 +72,7 @@ describe('CLI hints', () => {
     try {
       const started = Date.now();
       const res = await harvester('local', '--api-port', String(port));
-      expect(res.code).toBe(1);
+      expect(res.code).toBe(2);
       expect(res.stderr).toContain(`127.0.0.1:${port} is already in use (EADDRINUSE)`);
       expect(res.stderr).toContain('any free one (printed when ready): harvester local --api-port 0');
       expect(res.stderr).not.toContain('npx ');
@@ -96,7 +96,7 @@ describe('CLI hints', () => {
 
   it('fake-source --api-url without a scheme is refused before anything starts', async () => {
     const res = await harvester('fake-source', '--api-url', '127.0.0.1:9999');
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toContain('did you mean --api-url http://127.0.0.1:9999?');
   });
 

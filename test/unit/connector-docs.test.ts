@@ -81,7 +81,7 @@ describe('connector configs, documented', () => {
 
   it('connectors describe refuses an unknown connector with the closest name', async () => {
     const io = captureIo();
-    expect(await runCli(['node', 'harvester', 'connectors', 'describe', 'github'], io)).toBe(1);
+    expect(await runCli(['node', 'harvester', 'connectors', 'describe', 'github'], io)).toBe(2);
     expect(io.stderr()).toContain('did you mean');
   });
 });

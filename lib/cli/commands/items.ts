@@ -78,7 +78,7 @@ export function registerItemCommands(program: Command, io: Io): void {
       examples(
         'items list acme',
         'items list acme --changed-since 2026-01-01T00:00:00Z --tombstoned',
-        'items list acme --json | jq .data',
+        'items list acme --json | jq .items[].data',
       ),
     )
     .description("list a source's stored entities (with --changed-since: those changed since, oldest first)")
@@ -103,11 +103,9 @@ export function registerItemCommands(program: Command, io: Io): void {
           limit: opts.limit,
           cursor: opts.cursor,
         });
-        // JSON lines: one entity a line, ready for jq or a file.
-        if (ctx.json) {
-          io.out.write(page.items.map((item) => `${stringifyJson(item)}\n`).join(''));
-          return;
-        }
+        // The API's page whole, like every list: a script pages on nextCursor and polls on
+        // nextChangedSince (items export writes one entity a line).
+        if (ctx.json) return printJson(io, page);
         printTable(
           io,
           ['ENTITY', 'VERSION', 'CHANGED', 'STATE', 'STORED BY RUN', 'DATA'],
@@ -167,6 +165,7 @@ export function registerItemCommands(program: Command, io: Io): void {
     .description('write every entity as JSON Lines, page by page; --resume continues an interrupted export')
     .requiredOption('--output <file>', 'the JSON Lines file to write')
     .option('--resume', 'continue from the last page written (its state is kept beside the file)')
+    .option('--force', 'overwrite the output file if it exists')
     .option(
       '--changed-since <time>',
       'only entities changed or tombstoned at or after this ISO time',
@@ -185,6 +184,7 @@ export function registerItemCommands(program: Command, io: Io): void {
         opts: {
           output: string;
           resume?: boolean;
+          force?: boolean;
           changedSince?: string;
           tombstoned?: boolean;
           pageSize: number;
@@ -198,6 +198,7 @@ export function registerItemCommands(program: Command, io: Io): void {
             sourceId,
             output: opts.output,
             resume: Boolean(opts.resume),
+            force: Boolean(opts.force),
             changedSince: opts.changedSince,
             includeTombstoned: opts.tombstoned ? true : undefined,
             pageSize: opts.pageSize,

@@ -22,6 +22,7 @@ export async function followRun(ctx: CommandContext, sourceId: string, runId: st
   const run = await watchRun(await ctx.client(), sourceId, runId, ctx.io, {
     intervalMs: watchInterval(),
     quiet: ctx.json,
+    hint: ctx.hint,
   });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
