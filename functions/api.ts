@@ -20,16 +20,19 @@ export const handler = observed(
   },
 );
 
-/** The source or run a request's path names (`/sources/{sourceId}/…`, `/runs/{runId}/…`). */
+/** The source and run a request's path names (`/sources/{sourceId}/runs/{runId}/…`, `/runs/{runId}/…`). */
 function pathKeys(path: string): { sourceId?: string; runId?: string } {
-  const [, collection, id] = path.split('/');
+  const [, collection, id, sub, subId] = path.split('/');
   if (!id) return {};
   let value: string;
+  let run: string | undefined;
   try {
     value = decodeURIComponent(id);
+    run = sub === 'runs' && subId ? decodeURIComponent(subId) : undefined;
   } catch {
     return {}; // A malformed escape: the router answers it; the trace just has no key.
   }
-  if (collection === 'sources' || collection === 'secret-bindings') return { sourceId: value };
+  if (collection === 'sources') return run ? { sourceId: value, runId: run } : { sourceId: value };
+  if (collection === 'secret-bindings') return { sourceId: value };
   return collection === 'runs' ? { runId: value } : {};
 }

@@ -163,6 +163,22 @@ export const SERVICE_NAME = 'harvester';
 /** Stage throttling of the admin API: an operator surface, not a public one. */
 export const API_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
 
+/**
+ * Throttling of `POST /sources/{sourceId}/test` alone, below the stage's: each connection check
+ * may hold an API function instance for its whole bound (5 s, lib/api/source-test.ts), so
+ * 1 request/s with a burst of 2 keeps checks to a handful of instances at any time.
+ */
+export const SOURCE_TEST_ROUTE_THROTTLE = { rateLimit: 1, burstLimit: 2 } as const;
+
+/**
+ * Reserved concurrency of the API function: it can never take more of the account's Lambda
+ * capacity than this, whatever is sent to it (a flood of slow checks included), and always has
+ * this much for itself. An operator surface needs few instances: 20 answer hundreds of ordinary
+ * requests a second. The account must keep 100 executions unreserved, so its concurrency quota
+ * must be at least 120 (new accounts may start lower: ask for the default 1,000).
+ */
+export const API_RESERVED_CONCURRENCY = 20;
+
 const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'];
 
 function contextBoolean(value: unknown, key: string): boolean | undefined {

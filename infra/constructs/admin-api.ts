@@ -9,7 +9,12 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { INDEX } from '../../lib/resources/definitions.js';
 import type { RuntimeEnvironment } from '../runtime-environment.js';
-import { API_THROTTLE, FUNCTION_TIMEOUT_SECONDS } from '../settings.js';
+import {
+  API_RESERVED_CONCURRENCY,
+  API_THROTTLE,
+  FUNCTION_TIMEOUT_SECONDS,
+  SOURCE_TEST_ROUTE_THROTTLE,
+} from '../settings.js';
 import type { DataTables } from './data-tables.js';
 import { HarvesterFunction } from './harvester-function.js';
 import type { Messaging } from './messaging.js';
@@ -26,6 +31,9 @@ export interface AdminApiProps {
   readonly tracing: boolean;
   readonly removalPolicy: RemovalPolicy;
 }
+
+/** The connection check's route key, throttled apart from the stage (see the stage below). */
+const SOURCE_TEST_ROUTE_KEY = 'POST /sources/{sourceId}/test';
 
 /** One JSON object per request: who called (IAM principal), what, and how it ended. */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -84,6 +92,9 @@ export class AdminApi extends Construct {
         CURSOR_KEY_SECRET_ARN: this.cursorKey.secretArn,
       },
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
+      // Whatever is sent to the API (a flood of connection checks included), it cannot take the
+      // capacity the page worker and the reaper need.
+      reservedConcurrentExecutions: API_RESERVED_CONCURRENCY,
       tracing: props.tracing,
       removalPolicy: props.removalPolicy,
     });
@@ -124,6 +135,12 @@ export class AdminApi extends Construct {
     const integration = new HttpLambdaIntegration('Lambda', this.handler.fn);
     this.api.addRoutes({ path: '/{proxy+}', methods: [apigw.HttpMethod.ANY], integration });
     this.api.addRoutes({ path: '/openapi.json', methods: [apigw.HttpMethod.GET], integration });
+    // A route of its own only so that the stage can throttle it apart (HTTP APIs throttle per route key).
+    const [testRoute] = this.api.addRoutes({
+      path: SOURCE_TEST_ROUTE_KEY.split(' ')[1]!,
+      methods: [apigw.HttpMethod.POST],
+      integration,
+    });
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -138,6 +155,16 @@ export class AdminApi extends Construct {
         format: ACCESS_LOG_FORMAT,
       },
     });
+    // HttpStage has no per-route settings yet: set them on the CloudFormation stage, which then
+    // must be created after the route it names.
+    const cfnStage = this.stage.node.defaultChild as apigw.CfnStage;
+    cfnStage.routeSettings = {
+      [SOURCE_TEST_ROUTE_KEY]: {
+        ThrottlingRateLimit: SOURCE_TEST_ROUTE_THROTTLE.rateLimit,
+        ThrottlingBurstLimit: SOURCE_TEST_ROUTE_THROTTLE.burstLimit,
+      },
+    };
+    if (testRoute) cfnStage.node.addDependency(testRoute);
   }
 
   /** Invoke URL of the `$default` stage. */

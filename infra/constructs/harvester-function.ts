@@ -51,6 +51,8 @@ export interface HarvesterFunctionProps {
   readonly recursiveLoop?: RecursiveLoop;
   /** Where an asynchronous invocation goes after Lambda's retries failed (start-run's DLQ). */
   readonly onFailure?: IDestination;
+  /** Executions reserved for (and the most allowed to) this function; default: none reserved. */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -96,6 +98,7 @@ export class HarvesterFunction extends Construct {
       retryAttempts: props.asyncRetryAttempts,
       recursiveLoop: props.recursiveLoop,
       onFailure: props.onFailure,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: {
         ...toLambdaEnvironment(props.environment),
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,

@@ -76,6 +76,20 @@ export class MethodNotAllowedError extends ApiError {
   }
 }
 
+/** Every connection-check slot of the source is taken (lib/store/source-test-leases.ts): 429. */
+export class SourceTestsBusyError extends ApiError {
+  override readonly name = 'SourceTestsBusyError';
+  constructor(
+    readonly sourceId: string,
+    readonly running: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `${running} connection checks of source ${sourceId} are running, the most one source may have at once; try again in ${retryAfterSeconds} s`,
+    );
+  }
+}
+
 /** A config value looks like a credential itself rather than a reference to one. */
 export class RawSecretError extends ApiError {
   override readonly name = 'RawSecretError';

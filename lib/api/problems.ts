@@ -24,6 +24,7 @@ import {
   RequestValidationError,
   RouteNotFoundError,
   SourcePolicyError,
+  SourceTestsBusyError,
   UnsupportedMediaTypeError,
 } from './errors.js';
 
@@ -48,6 +49,7 @@ export const PROBLEM_TYPES = {
   conflict: 'tag:harvester,2025:problems/conflict',
   deadLetterDiscarded: 'tag:harvester,2025:problems/dead-letter-discarded',
   deadLetterResolved: 'tag:harvester,2025:problems/dead-letter-resolved',
+  sourceTestsBusy: 'tag:harvester,2025:problems/source-tests-busy',
   blank: 'about:blank',
 } as const;
 
@@ -184,6 +186,11 @@ export function problemFor(error: unknown): MappedProblem {
     return problem(T.runEnded, 'Run already ended', 409, error.message);
   if (error instanceof LockNotHeldError || error instanceof RunStateError)
     return problem(T.conflict, 'Conflict', 409, `${error.message}; retry the request`);
+  if (error instanceof SourceTestsBusyError)
+    return {
+      ...problem(T.sourceTestsBusy, 'Too Many Requests', 429, error.message),
+      headers: { 'retry-after': String(error.retryAfterSeconds) },
+    };
   if (error instanceof PayloadTooLargeError) return problem(T.blank, 'Content Too Large', 413, error.message);
   if (error instanceof UnsupportedMediaTypeError)
     return problem(T.blank, 'Unsupported Media Type', 415, error.message);

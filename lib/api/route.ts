@@ -49,7 +49,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   handle(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<ApiResult>;
 }
 
-/** A declared route, its types erased for the table. */
+/**
+ * A declared route, its types erased for the table. The table (`API_ROUTES`) is the API's one
+ * inventory: the handler matches against it, and the OpenAPI document and the IAM policy test
+ * are built from it.
+ */
 export type Route = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
 
 const NO_PARAMS = z.strictObject({});
@@ -102,13 +106,17 @@ function compile(routes: readonly Route[]): Compiled[] {
  * Finds the route for a method and path, with its raw path parameters. A path some route has
  * but not with this method is {@link MethodNotAllowedError} (405, with the allowed methods);
  * a path no route has is {@link RouteNotFoundError}.
+ *
+ * The path is matched as sent, never rewritten: IAM authorizes the path API Gateway received,
+ * so `/sources/acme/` or `/sources//acme` must not reach the handler of `/sources/acme` — a
+ * Deny on the exact path would not cover them, nor would an owner's `/sources/acme/*` stop a
+ * wildcard from reaching `/runs/`. Such a variant is a path no route has: 404.
  */
 export function matchRoute(
   routes: readonly Route[],
   method: string,
-  rawPath: string,
+  path: string,
 ): { route: Route; params: Record<string, string> } {
-  const path = rawPath.length > 1 ? rawPath.replace(/\/+$/, '') : rawPath;
   const allowed: string[] = [];
   for (const { route, pattern, names } of compile(routes)) {
     const match = pattern.exec(path);

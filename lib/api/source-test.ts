@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { secretReferences } from '../connectors/secret-binding.js';
 import type { EngineDeps } from '../engine/index.js';
 import { connectorSecrets, RateBudgetWaitError, spendingFetch } from '../engine/index.js';
+import { MAX_CONCURRENT_SOURCE_TESTS } from '../store/source-test-leases.js';
 import type { SourceRecord } from '../store/sources.js';
+import { SourceTestsBusyError } from './errors.js';
 
 /**
  * A connection check of a source (`POST /sources/{id}/test`, `harvester sources test`): fetch
@@ -74,13 +77,22 @@ function numberHeader(headers: Headers, names: readonly string[]): number | null
 }
 
 /**
- * Longest a connection check may take: well inside the API function's 29 s timeout (and API
- * Gateway's 30 s), so a slow source is reported as a timeout rather than cut off mid-answer.
+ * Longest a connection check gives the source, budget wait, connection, answer and body
+ * included. A check answers a person at a terminal, and each one holds an API function instance
+ * for as long as it lasts: a few seconds tell whether the source answers at all, and keep a flood
+ * of checks against a slow host (60 s per answer) from holding the account's Lambda capacity. A
+ * run's request waits longer (`RELIABILITY.requestTimeoutMs`), with retries.
  */
-export const SOURCE_TEST_TIMEOUT_MS = 20_000;
+export const SOURCE_TEST_TIMEOUT_MS = 5_000;
 
 /** Longest a check waits for the credential's rate budget (inside {@link SOURCE_TEST_TIMEOUT_MS}). */
-export const SOURCE_TEST_BUDGET_WAIT_MS = 3_000;
+export const SOURCE_TEST_BUDGET_WAIT_MS = 2_000;
+
+/**
+ * How long a check holds its slot (lib/store/source-test-leases.ts): its bound plus the
+ * bookkeeping around it, so a slot lapses only once its check is surely over.
+ */
+const SOURCE_TEST_LEASE_MS = SOURCE_TEST_TIMEOUT_MS + 5_000;
 
 function usesCredentials(config: unknown): boolean {
   return secretReferences(config).length > 0;
@@ -101,8 +113,33 @@ function refusedResult(source: SourceRecord, reason: string): SourceTestResult {
   };
 }
 
-/** Fetches the source's first page once and reports on it. */
+/**
+ * Fetches the source's first page once and reports on it, holding one of the source's check
+ * slots meanwhile.
+ *
+ * @throws SourceTestsBusyError when the source already has its most checks running (429).
+ */
 export async function testSource(deps: EngineDeps, source: SourceRecord): Promise<SourceTestResult> {
+  const leases = deps.sourceTestLeases;
+  if (!leases) return checkSource(deps, source);
+  const lease = await leases.acquire(source.sourceId, randomUUID(), deps.clock.now(), SOURCE_TEST_LEASE_MS);
+  if (!lease)
+    throw new SourceTestsBusyError(
+      source.sourceId,
+      MAX_CONCURRENT_SOURCE_TESTS,
+      Math.ceil(SOURCE_TEST_TIMEOUT_MS / 1_000),
+    );
+  try {
+    return await checkSource(deps, source);
+  } finally {
+    await leases.release(lease, source.sourceId, deps.clock.now()).catch((error: unknown) => {
+      // The slot lapses on its own a few seconds later; the check's answer is still good.
+      deps.logger.warn('could not give back a connection check slot', { error: String(error) });
+    });
+  }
+}
+
+async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<SourceTestResult> {
   const connector = deps.connectors.get(source.connector);
   const config = connector.configSchema.parse(source.config);
   const credentials = usesCredentials(config);
@@ -180,7 +217,9 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
     const classification =
       error instanceof RateBudgetWaitError
         ? { errorClass: 'transient' as const, reason: error.message }
-        : connector.classify(error, deps.clock.now());
+        : signal.aborted
+          ? { errorClass: 'transient' as const, reason: timedOut(last !== undefined) }
+          : connector.classify(error, deps.clock.now());
     const status = last?.status ?? null;
     const refused = (status === 401 || status === 403) && classification.errorClass === 'permanent';
     return {
@@ -197,4 +236,12 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
       problem: { errorClass: classification.errorClass, reason: bound.scrub(classification.reason) },
     };
   }
+}
+
+/** Why a check that ran out of time failed: whether the source had begun to answer. */
+function timedOut(answered: boolean): string {
+  const bound = `${SOURCE_TEST_TIMEOUT_MS / 1_000} s`;
+  return answered
+    ? `the source's answer did not finish within ${bound}, the most a connection check waits (a run waits longer, and retries)`
+    : `the source did not answer within ${bound}, the most a connection check waits (a run waits longer, and retries)`;
 }

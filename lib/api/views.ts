@@ -243,3 +243,8 @@ function recordOf(excerpt: string | null): unknown {
     return null;
   }
 }
+
+/** Where a run is read: under its source, the path a source owner's IAM policy covers. */
+export function runLocation(run: Pick<SyncRun, 'sourceId' | 'runId'>): string {
+  return `/sources/${encodeURIComponent(run.sourceId)}/runs/${encodeURIComponent(run.runId)}`;
+}

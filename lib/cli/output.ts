@@ -70,10 +70,12 @@ export function printProblem(io: Io, problem: Problem, hint: (args: string) => s
     `error: ${restates(problem.detail, problem.title) ? problem.detail : `${problem.title}: ${problem.detail}`}`,
   ];
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
-  if (problem.activeRunId)
-    lines.push(
-      `  active run: ${problem.activeRunId}; follow it: ${hint(`runs watch ${problem.activeRunId}`)}`,
-    );
+  if (problem.activeRunId) {
+    // A busy source is the one the request named: its path is `/sources/{sourceId}/…`.
+    const source = /^\/sources\/([^/]+)/.exec(problem.instance)?.[1];
+    const watch = source ? `runs watch ${decodeURIComponent(source)} ${problem.activeRunId}` : undefined;
+    lines.push(`  active run: ${problem.activeRunId}${watch ? `; follow it: ${hint(watch)}` : ''}`);
+  }
   if (problem.status >= 500 && problem.requestId) lines.push(`  request id: ${problem.requestId}`);
   io.err.write(`${lines.join('\n')}\n`);
 }

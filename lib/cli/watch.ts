@@ -48,11 +48,13 @@ function changeKey(run: RunView): string {
 }
 
 /**
- * Follows a run until it ends, polling `GET /runs/{id}`. On a terminal, a live progress bar;
+ * Follows a run until it ends, polling `GET /sources/{sourceId}/runs/{runId}` (the path a source
+ * owner may read). On a terminal, a live progress bar;
  * otherwise one timestamped line per change. Resolves the final run.
  */
 export async function watchRun(
   client: ApiClient,
+  sourceId: string,
   runId: string,
   io: Io,
   options: WatchOptions = {},
@@ -74,7 +76,7 @@ export async function watchRun(
   let failures = 0;
   const stopOnSignal = () => {
     bar?.stop();
-    io.err.write(`${interruptedLines(runId, options.hint).join('\n')}\n`);
+    io.err.write(`${interruptedLines(sourceId, runId, options.hint).join('\n')}\n`);
     process.exit(EXIT_CODES.cancelled);
   };
   process.once('SIGINT', stopOnSignal);
@@ -82,7 +84,7 @@ export async function watchRun(
     for (;;) {
       let run: RunView;
       try {
-        run = await client.request<RunView>('GET', `/runs/${encodeURIComponent(runId)}`);
+        run = await client.request<RunView>('GET', runPath(sourceId, runId));
         failures = 0;
       } catch (error) {
         if (!(error instanceof ApiUnreachableError) || ++failures >= MAX_POLL_FAILURES) throw error;
@@ -120,13 +122,14 @@ export async function watchRun(
  * goes on, with the commands to follow it again or to cancel it.
  */
 export function interruptedLines(
+  sourceId: string,
   runId: string,
   hint: (args: string) => string = (args) => `harvester ${args}`,
 ): string[] {
   return [
     `stopped watching; run ${runId} goes on (workers carry it, not this terminal)`,
-    `  follow it again: ${hint(`runs watch ${runId}`)}`,
-    `  cancel it:       ${hint(`runs cancel ${runId}`)}`,
+    `  follow it again: ${hint(`runs watch ${sourceId} ${runId}`)}`,
+    `  cancel it:       ${hint(`runs cancel ${sourceId} ${runId}`)}`,
   ];
 }
 
@@ -153,4 +156,9 @@ export function outcomeOf(run: RunView): { line: string; ok: boolean } {
     line: `run ${run.runId} ${run.state}${duration}: ${run.summary}${failure}`,
     ok: run.state === 'succeeded',
   };
+}
+
+/** A run's path under its source: the one route of it a source owner's IAM policy covers. */
+export function runPath(sourceId: string, runId: string): string {
+  return `/sources/${encodeURIComponent(sourceId)}/runs/${encodeURIComponent(runId)}`;
 }

@@ -8,7 +8,9 @@ import { addressKind, addressRefusal, type SourcePolicy, urlProblems } from './u
  * points. Before the request: scheme, host allow-list and IP-literal hosts. At the connection:
  * every address the host resolves to, checked in the resolver the socket itself uses, so a DNS
  * answer that changes between a check and the connection (rebinding) cannot slip through. Each
- * redirect hop passes through it too, since connectors follow redirects by hand.
+ * redirect hop passes through it too, since connectors follow redirects by hand: a redirect is
+ * answered as is (`redirect: 'manual'`) unless the caller asks for `follow` in so many words,
+ * because `fetch` would follow it without the pre-check and with every header the caller set.
  *
  * A refusal is a permanent error (`ClassifiedError`): retrying will not move the host.
  */
@@ -88,7 +90,8 @@ export function guardedFetch(policy: SourcePolicy, options: GuardedFetchOptions 
       );
     }
     try {
-      return (await undiciFetch(url, { ...(init as object), dispatcher })) as unknown as Response;
+      const redirect = init?.redirect ?? 'manual';
+      return (await undiciFetch(url, { ...(init as object), redirect, dispatcher })) as unknown as Response;
     } catch (error) {
       const refused = refusedCause(error);
       if (refused)

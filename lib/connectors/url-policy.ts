@@ -13,7 +13,10 @@ import { isIP } from 'node:net';
 export interface SourcePolicy {
   /** Loopback (127.0.0.0/8, ::1) reachable. Only the local stack says so. */
   readonly allowLoopback: boolean;
-  /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) reachable. Default off on AWS. */
+  /**
+   * Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, site-local fec0::/10, local-use
+   * NAT64 64:ff9b:1::/48) reachable. Default off on AWS.
+   */
   readonly allowPrivate: boolean;
   /** When not empty, source hosts must match one entry: `api.example.com` or `*.example.com`. */
   readonly allowedHosts: readonly string[];
@@ -102,6 +105,43 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
+/**
+ * IPv6 ranges that are not the public internet, from IANA's IPv6 special-purpose address registry
+ * (most specific first), checked after the forms that embed an IPv4 address. Transition ranges
+ * whose far end is another network (6to4, Teredo, local NAT64) are refused whole: the IPv4 host
+ * behind them cannot be judged from here, and no source API is reached only that way.
+ */
+const IPV6_RANGES: readonly (readonly [prefix: string, bits: number, kind: AddressKind])[] = [
+  ['fd00:ec2::254', 128, 'metadata'], // the EC2 metadata service over IPv6
+  ['64:ff9b:1::', 48, 'private'], // local-use IPv4/IPv6 translation (RFC 8215): an operator's own NAT64
+  ['100::', 64, 'reserved'], // discard-only (RFC 6666)
+  ['100:0:0:1::', 64, 'reserved'], // dummy prefix (RFC 9780)
+  // IETF protocol assignments: Teredo (2001::/32, a tunnel to an IPv4 host hidden in the address),
+  // benchmarking (2001:2::/48), ORCHID (2001:10::/28) and ORCHIDv2 (2001:20::/28) among them.
+  ['2001::', 23, 'reserved'],
+  ['2001:db8::', 32, 'reserved'], // documentation
+  ['2002::', 16, 'reserved'], // 6to4 (deprecated, RFC 7526): relays to the IPv4 host in bits 16–48
+  ['3fff::', 20, 'reserved'], // documentation (RFC 9637)
+  ['5f00::', 16, 'reserved'], // SRv6 segment identifiers (RFC 9602)
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'private'], // site-local (deprecated, RFC 3879), still routed inside some networks
+  ['fc00::', 7, 'private'], // unique local
+  ['ff00::', 8, 'reserved'], // multicast
+];
+
+/** An IPv6 address as one 128-bit number. */
+function ipv6Value(groups: readonly number[]): bigint {
+  return groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n);
+}
+
+const IPV6_TABLE = IPV6_RANGES.map(([prefix, bits, kind]) => {
+  const mask = ((1n << BigInt(bits)) - 1n) << BigInt(128 - bits);
+  return { base: ipv6Value(ipv6Groups(prefix)) & mask, mask, kind };
+});
+
+/** Global unicast (2000::/3) is the only IPv6 space IANA hands out for the internet. */
+const GLOBAL_UNICAST = { base: 0x2n << 124n, mask: 0x7n << 125n };
+
 function kindOfIpv6(address: string): AddressKind {
   const g = ipv6Groups(address);
   const embeddedV4 = () => `${g[6]! >> 8}.${g[6]! & 0xff}.${g[7]! >> 8}.${g[7]! & 0xff}`;
@@ -113,12 +153,9 @@ function kindOfIpv6(address: string): AddressKind {
   if (zeros(7) && g[7] === 0) return 'unspecified';
   if (zeros(7) && g[7] === 1) return 'loopback';
   if (zeros(6) && (g[6] !== 0 || g[7]! > 1)) return kindOfIpv4(embeddedV4());
-  if (g[0] === 0xfd00 && g[1] === 0xec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254)
-    return 'metadata'; // the EC2 metadata service over IPv6
-  if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';
-  if ((g[0]! & 0xfe00) === 0xfc00) return 'private';
-  if ((g[0]! & 0xff00) === 0xff00) return 'reserved'; // multicast
-  return 'public';
+  const value = ipv6Value(g);
+  for (const { base, mask, kind } of IPV6_TABLE) if ((value & mask) === base) return kind;
+  return (value & GLOBAL_UNICAST.mask) === GLOBAL_UNICAST.base ? 'public' : 'reserved';
 }
 
 /** Classifies an IP address (IPv4, or IPv6 including IPv4-mapped forms). */

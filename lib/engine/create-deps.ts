@@ -20,6 +20,7 @@ import { RateBudgetStore } from '../store/rate-budgets.js';
 import { SecretBindingStore } from '../store/secret-bindings.js';
 import { SeenIndex } from '../store/seen-index.js';
 import { SeenPageStore } from '../store/seen-pages.js';
+import { SourceTestLeases } from '../store/source-test-leases.js';
 import { SourceStore } from '../store/sources.js';
 import { SyncRunStore } from '../store/sync-runs.js';
 import type { Clock, ConnectorLookup, EngineDeps, EngineHooks } from './deps.js';
@@ -89,7 +90,10 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     itemListing: new ItemListing(clients.doc, config.names.itemsTable),
     ...(options.rateBudgets === false
       ? {}
-      : { budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable) }),
+      : {
+          budgets: new RateBudgetStore(clients.doc, config.names.rateBudgetsTable),
+          sourceTestLeases: new SourceTestLeases(clients.doc, config.names.rateBudgetsTable),
+        }),
     queue: new PageQueue(
       clients.sqs,
       queues.pageQueueUrl,

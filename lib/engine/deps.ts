@@ -14,6 +14,7 @@ import type { RateBudgetStore } from '../store/rate-budgets.js';
 import type { SecretBindingStore } from '../store/secret-bindings.js';
 import type { SeenIndex } from '../store/seen-index.js';
 import type { SeenPageStore } from '../store/seen-pages.js';
+import type { SourceTestLeases } from '../store/source-test-leases.js';
 import type { SourceStore } from '../store/sources.js';
 import type { SyncRunStore } from '../store/sync-runs.js';
 import type { RunEvents } from './run/events.js';
@@ -64,6 +65,8 @@ export interface EngineDeps {
   readonly itemListing: ItemListing;
   /** Rate budgets per credential; absent: source requests are not budgeted. */
   readonly budgets?: RateBudgetStore;
+  /** Slots of the API's connection checks per source (same table); absent: checks are not counted. */
+  readonly sourceTestLeases?: SourceTestLeases;
   readonly queue: PageQueue;
   readonly events: RunEvents;
   readonly connectors: ConnectorLookup;

@@ -12,7 +12,11 @@ import { errorResponse } from '../api/response.js';
 /**
  * The admin API on a local port: each HTTP request becomes the API Gateway v2 event the Lambda
  * would receive, answered by the same {@link handleApiRequest}. It listens on loopback only and
- * has no authentication — it is for a developer's machine, like the emulator behind it.
+ * has no authentication — it is for a developer's machine, like the emulator behind it. Because
+ * anything on that machine can reach loopback, a browser included, it answers only requests
+ * addressed to itself ({@link ownHost}) and not sent by another site's page ({@link crossSiteRefusal}),
+ * and it sends no CORS headers: a page elsewhere can neither read an answer nor, by a form or a
+ * `fetch` with `mode: 'no-cors'`, pause or delete a source.
  */
 
 /** Options of {@link startDevServer}. */
@@ -81,7 +85,30 @@ export function ownHost(host: string | undefined, port: number): boolean {
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
 }
 
-/** Starts the dev server on 127.0.0.1; it answers only requests whose Host names it. */
+/**
+ * Why a request is refused as cross-site, or undefined when it may be answered. Browsers say who
+ * sent a request: `Sec-Fetch-Site` (`same-origin`, or `none` when a person typed the URL) and
+ * `Origin` (on every POST, PUT and DELETE a page sends). A request from another site, or from
+ * another port of this host (`same-site`: a different dev server), is refused; a request with
+ * neither header (the CLI, curl, the tests) is a program, not a page, and is answered.
+ */
+export function crossSiteRefusal(headers: IncomingMessage['headers'], port: number): string | undefined {
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none')
+    return `a ${site} request (Sec-Fetch-Site) is not answered: the dev server serves this machine's programs only`;
+  const origin = headers.origin;
+  if (origin !== undefined && !ownHost(/^http:\/\/([^/]+)$/.exec(origin)?.[1], port))
+    return `a request from ${origin} (Origin) is not answered: the dev server serves this machine's programs only`;
+  return undefined;
+}
+
+function forbidden(res: ServerResponse, detail: string, path: string, requestId: string): void {
+  const body = { type: 'about:blank', title: 'Forbidden', status: 403, detail, instance: path, requestId };
+  res.writeHead(403, { 'content-type': 'application/problem+json', connection: 'close' });
+  res.end(JSON.stringify(body));
+}
+
+/** Starts the dev server on 127.0.0.1; it answers only requests whose Host names it, from no other site. */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { deps } = options;
   let port = 0;
@@ -94,6 +121,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       res.end('misdirected request: Host must be this server (127.0.0.1 or localhost)\n');
       return;
     }
+    const crossSite = crossSiteRefusal(req.headers, port);
+    if (crossSite) return forbidden(res, crossSite, (req.url ?? '/').split('?')[0]!, requestId);
     readBody(req)
       .then(async (body) => {
         if (body instanceof PayloadTooLargeError) {

@@ -66,12 +66,22 @@ const MAX_REASON_LENGTH = 300;
  */
 export function safeReason(text: string): string {
   const cleaned = text
-    .replace(/https?:\/\/[^\s"'<>]+/g, (url) => safeUrl(url))
+    .replace(/https?:\/\/[^\s"'`<>]+/g, reasonUrl)
     .replace(/\b(bearer|basic)\s+[^\s"',;]+/gi, '$1 <redacted>')
     .replace(/\b(gh[pousr]_|github_pat_)\w+/g, '$1<redacted>')
     .replace(/\s+/g, ' ')
     .trim();
   return cleaned.length > MAX_REASON_LENGTH ? `${cleaned.slice(0, MAX_REASON_LENGTH - 1)}…` : cleaned;
+}
+
+/**
+ * One URL of a reason without its query string. Prose punctuation right after a URL
+ * (`(bound to https://a.example)`, `https://a.example, https://b.example`) is not part of it, and
+ * a bare origin stays as written: it has no query to drop.
+ */
+function reasonUrl(match: string): string {
+  const [, url = match, tail = ''] = /^(.*?)([),.;:\]]*)$/.exec(match) ?? [];
+  return /^https?:\/\/[^/?#]+$/.test(url) ? `${url}${tail}` : `${safeUrl(url)}${tail}`;
 }
 
 /** `HTTP 404 (not found) from https://host/path`, with the query string already dropped. */

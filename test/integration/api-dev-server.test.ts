@@ -42,6 +42,33 @@ describe('the local dev server', () => {
     expect(await status(`localhost:${server.port}`)).toBe(200);
   });
 
+  it.each([
+    [{ origin: 'https://attacker.example', 'sec-fetch-site': 'cross-site' }, 403],
+    [{ origin: 'https://attacker.example' }, 403],
+    [{ 'sec-fetch-site': 'cross-site' }, 403],
+    [{ 'sec-fetch-site': 'same-site', origin: 'http://localhost:1' }, 403],
+    [{ origin: 'null' }, 403],
+    [{ origin: 'http://127.0.0.1:1' }, 403],
+    [{ 'sec-fetch-site': 'same-origin', origin: 'SELF' }, 200],
+    [{ 'sec-fetch-site': 'none' }, 200],
+    [{}, 200],
+  ])('a pause sent with %o answers %i, with no CORS headers', async (headers, status) => {
+    await fetch(`${server.url}/sources/dev-x`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ connector: 'rest-json', config: CONFIG }),
+    });
+    const sent = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [name, value === 'SELF' ? server.url : value]),
+    );
+    const res = await rawPost(`${server.url}/sources/dev-x/pause`, sent);
+    expect(res.status).toBe(status);
+    expect(Object.keys(res.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    const source = (await (await fetch(`${server.url}/sources/dev-x`)).json()) as { paused?: boolean };
+    expect(source.paused ?? false).toBe(status === 200);
+    if (status === 200) await rawPost(`${server.url}/sources/dev-x/resume`, {});
+  });
+
   it('listens on loopback and answers the API over HTTP', async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const put = await fetch(`${server.url}/sources/dev-a`, {
@@ -114,3 +141,15 @@ describe('the local dev server', () => {
     expect(wrong.headers.get('allow')).toBe('GET');
   });
 });
+
+/** A POST with exactly these headers (Node's `fetch` refuses to set `Origin` and `Sec-Fetch-*`). */
+function rawPost(url: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, headers: res.headers });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -131,7 +131,7 @@ describe('sources', () => {
 });
 
 describe('runs', () => {
-  it('POST /runs starts a queued run (202) that GET /runs/{id} and the source listing show', async () => {
+  it('POST /runs starts a queued run (202) that GET /sources/{id}/runs/{runId} and the source listing show', async () => {
     const id = newSourceId();
     await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
     const started = await call('POST', `/sources/${id}/runs`, { mode: 'full' });
@@ -149,8 +149,8 @@ describe('runs', () => {
       epoch: 1,
       restarts: 0,
     });
-    expect(started.headers.location).toBe(`/runs/${started.json.runId}`);
-    const run = await call('GET', `/runs/${started.json.runId}`);
+    expect(started.headers.location).toBe(`/sources/${id}/runs/${started.json.runId}`);
+    const run = await call('GET', String(started.headers.location));
     expect(run.status).toBe(200);
     // Queued: no worker has beaten yet, so no heartbeat is shown.
     expect(run.json).toMatchObject({
@@ -189,17 +189,58 @@ describe('runs', () => {
     const id = newSourceId();
     await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
     const run = await call('POST', `/sources/${id}/runs`, { mode: 'full' });
-    const cancelled = await call('POST', `/runs/${run.json.runId}/cancel`);
+    const cancelled = await call('POST', `/sources/${id}/runs/${run.json.runId}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.json.state).toBe('cancelled');
     expect(cancelled.json.finishedAt).not.toBeNull();
     expect((await call('GET', `/sources/${id}`)).json.activeRunId).toBeNull();
 
-    const again = await call('POST', `/runs/${run.json.runId}/cancel`);
+    const again = await call('POST', `/sources/${id}/runs/${run.json.runId}/cancel`);
     expect(again.status).toBe(409);
     expect(again.json).toMatchObject({ title: 'Run already ended', status: 409 });
-    expect((await call('GET', `/runs/${run.json.runId}`)).json.state).toBe('cancelled');
+    expect((await call('GET', `/sources/${id}/runs/${run.json.runId}`)).json.state).toBe('cancelled');
   });
+
+  it('answers a run under another source 404, as if it did not exist, and neither reads nor cancels it', async () => {
+    const [mine, theirs] = [newSourceId(), newSourceId()];
+    for (const id of [mine, theirs])
+      await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
+    const run = (await call('POST', `/sources/${theirs}/runs`, { mode: 'full' })).json;
+    const missing = ulid();
+
+    const read = await call('GET', `/sources/${mine}/runs/${run.runId}`);
+    const cancel = await call('POST', `/sources/${mine}/runs/${run.runId}/cancel`);
+    const unknown = await call('GET', `/sources/${mine}/runs/${missing}`);
+
+    expect([read.status, cancel.status, unknown.status]).toEqual([404, 404, 404]);
+    expect(read.json.detail).toBe(unknown.json.detail.replace(missing, run.runId));
+    expect((await call('GET', `/sources/${theirs}/runs/${run.runId}`)).json.state).toBe('queued');
+  });
+
+  it('keeps the cross-source run routes for administrators', async () => {
+    const id = newSourceId();
+    await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
+    const run = (await call('POST', `/sources/${id}/runs`, { mode: 'full' })).json;
+    expect((await call('GET', `/runs/${run.runId}`)).json).toMatchObject({ runId: run.runId, sourceId: id });
+    expect((await call('POST', `/runs/${run.runId}/cancel`)).json.state).toBe('cancelled');
+  });
+
+  it.each([
+    ['GET', '/runs/'],
+    ['GET', '/sources/'],
+    ['DELETE', '/sources/{id}/'],
+    ['DELETE', '/sources//{id}'],
+    ['GET', '/sources/{id}//runs'],
+  ])(
+    'answers %s %s 404 instead of reaching the handler of the path without the extra slash',
+    async (method, path) => {
+      const id = newSourceId();
+      await call('PUT', `/sources/${id}`, { connector: 'rest-json', config: REST_CONFIG });
+      const res = await call(method, path.replace('{id}', id));
+      expect(res.status).toBe(404);
+      expect((await call('GET', `/sources/${id}`)).status).toBe(200);
+    },
+  );
 });
 
 describe('dead letters', () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { testEndpoint } from '../support/aws.js';
+import { startSlowHost } from '../support/listener.js';
 
 /**
  * The `harvester` binary as a user runs it, against a local stack (on the test emulator) and a
@@ -124,7 +125,7 @@ describe('harvester CLI', () => {
   });
 
   it('runs get shows who started the run, its duration and no heartbeat once it ended', async () => {
-    const res = await cli('runs', 'get', runId);
+    const res = await cli('runs', 'get', 'cli-src', runId);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('started by cli');
     expect(res.stdout).toMatch(/duration\s+\d+s\n/);
@@ -132,7 +133,7 @@ describe('harvester CLI', () => {
   });
 
   it('runs get --json prints the run as parseable JSON', async () => {
-    const res = await cli('runs', 'get', runId, '--json');
+    const res = await cli('runs', 'get', 'cli-src', runId, '--json');
     expect(res.code).toBe(0);
     const run = JSON.parse(res.stdout);
     expect(run).toMatchObject({
@@ -199,7 +200,7 @@ describe('harvester CLI', () => {
   });
 
   it('with --json, a problem is problem+json on stderr, nothing on stdout, exit 1 (2 for a usage mistake)', async () => {
-    const res = await cli('runs', 'get', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
+    const res = await cli('runs', 'get', 'cli-src', '01J9ZQ4T7J8Y2K3M4N5P6Q7R8S', '--json');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(JSON.parse(res.stderr)).toMatchObject({ status: 404, title: 'Run not found' });
@@ -293,7 +294,9 @@ describe('harvester CLI', () => {
 
     const started = await cli('dlq', 'retry', 'cli-src');
     const hint = /follow it: (.*)$/m.exec(started.stdout)?.[1] ?? '';
-    expect(hint).toMatch(new RegExp(`^harvester --endpoint ${stack.apiUrl} runs watch [0-9A-Z]{26}$`));
+    expect(hint).toMatch(
+      new RegExp(`^harvester --endpoint ${stack.apiUrl} runs watch cli-src [0-9A-Z]{26}$`),
+    );
     const [, ...args] = hint.split(' ');
     const pasted = await cli(...args);
     expect(pasted.stdout).toContain('fixed nothing');
@@ -310,7 +313,7 @@ describe('harvester CLI', () => {
       return Math.round(samples.sort((a, b) => a - b)[2]!);
     };
     const help = await time('--help');
-    const get = await time('runs', 'get', runId);
+    const get = await time('runs', 'get', 'cli-src', runId);
     console.info(`harvester start-up, median of 5: --help ${help} ms, runs get ${get} ms`);
     expect(help).toBeGreaterThan(0);
   });
@@ -353,13 +356,33 @@ describe('harvester CLI', () => {
   });
 
   it('runs watch exits non-zero for a cancelled run', async () => {
-    const started = JSON.parse((await cli('runs', 'start', 'cli-src', '--mode', 'full', '--json')).stdout);
-    const busy = await cli('runs', 'start', 'cli-src', '--mode', 'full');
-    expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`active run: ${started.runId}`);
-    expect((await cli('runs', 'cancel', started.runId)).code).toBe(0);
-    const watched = await cli('runs', 'watch', started.runId);
-    expect(watched.code).toBe(1);
-    expect(watched.stdout).toContain(`run ${started.runId} cancelled`);
+    // A source that never answers in time, so the run is still going when it is cancelled.
+    const slow = await startSlowHost(60_000);
+    try {
+      const file = join(dir, 'slow.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          url: `${slow.url}/records`,
+          idField: 'id',
+          updatedAtField: 'updatedAt',
+          pagination: { type: 'page' },
+        }),
+      );
+      expect(
+        (await cli('sources', 'put', 'cli-slow', '--connector', 'rest-json', '--config', `@${file}`)).code,
+      ).toBe(0);
+      const started = JSON.parse((await cli('runs', 'start', 'cli-slow', '--mode', 'full', '--json')).stdout);
+      const busy = await cli('runs', 'start', 'cli-slow', '--mode', 'full');
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain(`active run: ${started.runId}; follow it: harvester`);
+      expect(busy.stderr).toContain(`runs watch cli-slow ${started.runId}`);
+      expect((await cli('runs', 'cancel', 'cli-slow', started.runId)).code).toBe(0);
+      const watched = await cli('runs', 'watch', 'cli-slow', started.runId);
+      expect(watched.code).toBe(1);
+      expect(watched.stdout).toContain(`run ${started.runId} cancelled`);
+    } finally {
+      await slow.stop();
+    }
   });
 });

@@ -16,8 +16,9 @@ let port: number;
 let hits = 0;
 
 beforeAll(async () => {
-  server = createServer((_req, res) => {
+  server = createServer((req, res) => {
     hits++;
+    if (req.url === '/moved') return void res.writeHead(302, { location: '/' }).end();
     res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -76,5 +77,12 @@ describe('guardedFetch', () => {
     const { result, reached } = await attempt(STRICT_SOURCE_POLICY, `http://[::ffff:7f00:1]:${port}/`);
     expect(reached).toBe(0);
     expect(result).toMatchObject({ error: { errorClass: 'permanent' } });
+  });
+
+  it('answers a redirect as is unless the caller asks to follow it', async () => {
+    const fetchFn = guardedFetch(LOCAL, { connectLookup: resolver });
+    const url = `http://rebind.test:${port}/moved`;
+    expect((await fetchFn(url)).status).toBe(302);
+    expect((await fetchFn(url, { redirect: 'follow' })).status).toBe(200);
   });
 });

@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
+import { SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
 import { credentialKey } from '../../lib/budget/credential.js';
+import { MAX_CONCURRENT_SOURCE_TESTS } from '../../lib/store/source-test-leases.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { callApi, setUpTestApi } from '../support/api.js';
 import type { TestAws } from '../support/aws.js';
 import { fakeRestConfig } from '../support/harness.js';
+import { type SlowHost, startSlowHost } from '../support/listener.js';
 
 /** `POST /sources/{id}/test`: one page fetched as a run would, nothing stored. */
 
@@ -117,6 +120,60 @@ describe("a connection check spends the credential's rate budget", () => {
     expect(res.json.problem).toMatchObject({ errorClass: 'transient' });
     expect(res.json.problem.reason).toMatch(/rate budget is spent until/);
   });
+});
+
+describe('a connection check is bounded', () => {
+  let slow: SlowHost;
+  beforeAll(async () => {
+    slow = await startSlowHost(60_000);
+  });
+  afterAll(() => slow.stop());
+
+  it(`gives a host that answers after 60 s at most ${SOURCE_TEST_TIMEOUT_MS / 1_000} s, and says so`, async () => {
+    await call('PUT', '/sources/check-slow', { connector: 'rest-json', config: fakeRestConfig(slow.url) });
+    const started = Date.now();
+
+    const res = await call('POST', '/sources/check-slow/test');
+
+    expect(Date.now() - started).toBeLessThan(SOURCE_TEST_TIMEOUT_MS + 2_000);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ ok: false, page: null, problem: { errorClass: 'transient' } });
+    expect(res.json.problem.reason).toBe(
+      'the source did not answer within 5 s, the most a connection check waits (a run waits longer, and retries)',
+    );
+  }, 20_000);
+
+  it(`lets ${MAX_CONCURRENT_SOURCE_TESTS} of 20 concurrent checks of one source run; the rest answer 429 with Retry-After`, async () => {
+    await call('PUT', '/sources/check-flood', { connector: 'rest-json', config: fakeRestConfig(slow.url) });
+    const before = slow.requests();
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => call('POST', '/sources/check-flood/test')),
+    );
+
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(MAX_CONCURRENT_SOURCE_TESTS);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(20 - MAX_CONCURRENT_SOURCE_TESTS);
+    expect(refused[0]?.headers['retry-after']).toBe('5');
+    expect(refused[0]?.json.detail).toMatch(/2 connection checks of source check-flood are running/);
+    expect(slow.requests() - before).toBe(MAX_CONCURRENT_SOURCE_TESTS);
+    // The slots were given back: the next check runs (and times out against the slow host).
+    expect((await call('POST', '/sources/check-flood/test')).status).toBe(200);
+  }, 30_000);
+
+  it("another source's checks have their own slots", async () => {
+    await call('PUT', '/sources/check-busy', { connector: 'rest-json', config: fakeRestConfig(slow.url) });
+    await call('PUT', '/sources/check-free', { connector: 'rest-json', config: fakeRestConfig(fake.url) });
+    const busy = Array.from({ length: MAX_CONCURRENT_SOURCE_TESTS + 1 }, () =>
+      call('POST', '/sources/check-busy/test'),
+    );
+
+    const free = await call('POST', '/sources/check-free/test');
+
+    expect(free.json.ok).toBe(true);
+    expect((await Promise.all(busy)).map((a) => a.status)).toContain(429);
+  }, 20_000);
 });
 
 describe('runs across sources', () => {

@@ -48,4 +48,43 @@ export async function startListener(port = 0): Promise<Listener> {
   };
 }
 
+/** A host that takes its time: see {@link startSlowHost}. */
+export interface SlowHost {
+  readonly url: string;
+  /** Requests that arrived (each is answered only after the delay, or never if stopped first). */
+  readonly requests: () => number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a host on 127.0.0.1 that accepts every request and answers it (one `rest-json` page)
+ * only after `delayMs`: a source that hangs, for tests of what a caller's own bound does.
+ * `stop` cuts the connections still waiting.
+ */
+export async function startSlowHost(delayMs: number): Promise<SlowHost> {
+  let requests = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const server = createServer((_request, response) => {
+    requests++;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ data: [], next_cursor: null, total: 0 }));
+    }, delayMs);
+    timers.add(timer);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    stop: () =>
+      new Promise((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 export { freePorts } from '../../tools/fake-source/ports.js';

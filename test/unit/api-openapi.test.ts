@@ -54,6 +54,8 @@ describe('the OpenAPI document', () => {
         'DELETE /sources/{sourceId}',
         'POST /sources/{sourceId}/runs',
         'GET /sources/{sourceId}/runs',
+        'GET /sources/{sourceId}/runs/{runId}',
+        'POST /sources/{sourceId}/runs/{runId}/cancel',
         'GET /runs/{runId}',
         'POST /runs/{runId}/cancel',
         'GET /sources/{sourceId}/dead-letters',

@@ -101,7 +101,7 @@ describe('Ctrl-C during a watch', () => {
     const { port } = server.address() as AddressInfo;
     const endpoint = `http://127.0.0.1:${port}`;
     try {
-      const child = spawn(process.execPath, [BIN, '--endpoint', endpoint, 'runs', 'watch', runId], {
+      const child = spawn(process.execPath, [BIN, '--endpoint', endpoint, 'runs', 'watch', 'acme', runId], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
@@ -113,13 +113,13 @@ describe('Ctrl-C during a watch', () => {
       const code = await new Promise<number | null>((done) => child.on('close', (c) => done(c)));
       expect(code).toBe(EXIT_CODES.cancelled);
       expect(stderr).toContain(`run ${runId} goes on`);
-      expect(stderr).toContain(`harvester --endpoint ${endpoint} runs cancel ${runId}`);
+      expect(stderr).toContain(`harvester --endpoint ${endpoint} runs cancel acme ${runId}`);
     } finally {
       server.close();
     }
   });
 
   it('names the default command form without an endpoint', () => {
-    expect(interruptedLines('r1').join('\n')).toContain('harvester runs cancel r1');
+    expect(interruptedLines('acme', 'r1').join('\n')).toContain('harvester runs cancel acme r1');
   });
 });

@@ -41,7 +41,7 @@ describe('CLI hints', () => {
 
   it('names HARVESTER_API_URL as the origin when the URL came from the environment', async () => {
     process.env.HARVESTER_API_URL = `http://127.0.0.1:${await closedPort()}`;
-    const res = await harvester('runs', 'get', 'r1');
+    const res = await harvester('runs', 'get', 'acme', 'r1');
     expect(res.stderr).toContain('the URL is from HARVESTER_API_URL');
   });
 

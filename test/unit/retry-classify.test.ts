@@ -154,6 +154,25 @@ describe('safeReason', () => {
     );
   });
 
+  it.each([
+    [
+      'secret ssm:/harvester/a/t may not be sent to http://evil.example (it is bound to https://api.example.com)',
+      'secret ssm:/harvester/a/t may not be sent to http://evil.example (it is bound to https://api.example.com)',
+    ],
+    [
+      'bound: https://a.example, https://b.example:8443.',
+      'bound: https://a.example, https://b.example:8443.',
+    ],
+    ['from https://a.example/v1?token=x) twice', 'from https://a.example/v1) twice'],
+    [
+      'sent to http://127.0.0.1:5 (it is bound to http://127.0.0.1:4)',
+      'sent to http://127.0.0.1:5 (it is bound to http://127.0.0.1:4)',
+    ],
+    ['bound to `https://[::1]:3/x?k=v`.', 'bound to `https://[::1]:3/x`.'],
+  ])('keeps a URL followed by punctuation readable: %s', (text, reason) => {
+    expect(safeReason(text)).toBe(reason);
+  });
+
   it('masks bearer credentials and GitHub token shapes', () => {
     const reason = safeReason('sent Authorization: Bearer abc.def and ghp_ABCdef123');
     expect(reason).not.toContain('abc.def');

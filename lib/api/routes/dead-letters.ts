@@ -14,7 +14,7 @@ import {
 } from '../schemas/dead-letters.js';
 import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { toDeadLetterDetail, toDeadLetterView, toRunView, triggerOf } from '../views.js';
+import { runLocation, toDeadLetterDetail, toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
 function notFound(sourceId: string, entryId: string): DeadLetterNotFoundError {
   return new DeadLetterNotFoundError(
@@ -136,7 +136,7 @@ export const deadLetterRoutes: Route[] = [
       return {
         status: 202,
         body: toRunView(run, deps.clock.now()),
-        headers: { location: `/runs/${run.runId}` },
+        headers: { location: runLocation(run) },
       };
     },
   }),

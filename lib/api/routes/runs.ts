@@ -1,4 +1,6 @@
 import { startRun } from '../../engine/index.js';
+import type { SyncRun } from '../../run/model.js';
+import { RunNotFoundError } from '../../store/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
@@ -9,12 +11,23 @@ import {
   RunPageSchema,
   RunPathSchema,
   RunViewSchema,
+  SourceRunPathSchema,
   StartRunBodySchema,
 } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
-import { runView, toRunView, triggerOf } from '../views.js';
+import { runLocation, runView, toRunView, triggerOf } from '../views.js';
 
-/** Runs: start, read, list, cancel. */
+const RUN_VIEW_DESCRIPTION =
+  'State, "N/M processed, K in DLQ", heartbeat age, checkpoint, resume verdict and failure.';
+const CANCEL_DESCRIPTION =
+  'Cancelled is terminal: the worker stops within one heartbeat, pending deferral schedules are deleted, and the checkpoint is never resumed. 409 when the run already ended.';
+
+/**
+ * Runs: start, read, list, cancel. A run is read and cancelled under its source
+ * (`/sources/{sourceId}/runs/{runId}`), so an IAM policy on `/sources/<id>/*` covers every run of
+ * that source and none of another's. The `/runs` routes reach across sources and are for
+ * administrators: an owner's policy grants none of them.
+ */
 export const runRoutes: Route[] = [
   defineRoute({
     method: 'POST',
@@ -38,7 +51,7 @@ export const runRoutes: Route[] = [
       return {
         status: 202,
         body: toRunView(run, deps.clock.now()),
-        headers: { location: `/runs/${run.runId}` },
+        headers: { location: runLocation(run) },
       };
     },
   }),
@@ -86,10 +99,41 @@ export const runRoutes: Route[] = [
   }),
   defineRoute({
     method: 'GET',
+    path: '/sources/{sourceId}/runs/{runId}',
+    operationId: 'getSourceRun',
+    summary: 'Get a run of a source',
+    description: `${RUN_VIEW_DESCRIPTION} 404 when the source has no such run, whether or not another source has.`,
+    tag: 'runs',
+    params: SourceRunPathSchema,
+    responses: { 200: { description: 'The run', schema: RunViewSchema } },
+    problems: [404],
+    async handle({ params, deps }) {
+      const run = await requireRunOf(deps, params.sourceId, params.runId);
+      return { status: 200, body: await runView(deps, run) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/runs/{runId}/cancel',
+    operationId: 'cancelSourceRun',
+    summary: 'Cancel a run of a source',
+    description: `${CANCEL_DESCRIPTION} 404 when the source has no such run, whether or not another source has.`,
+    tag: 'runs',
+    params: SourceRunPathSchema,
+    body: EmptyBodySchema,
+    responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
+    problems: [404, 409],
+    async handle({ params, deps }) {
+      await requireRunOf(deps, params.sourceId, params.runId);
+      return { status: 200, body: await cancelRun(deps, params.runId) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
     path: '/runs/{runId}',
     operationId: 'getRun',
-    summary: 'Get a run',
-    description: 'State, "N/M processed, K in DLQ", heartbeat age, checkpoint, resume verdict and failure.',
+    summary: 'Get a run of any source (administrators)',
+    description: `${RUN_VIEW_DESCRIPTION} Reaches every source's runs: a source owner reads \`/sources/{sourceId}/runs/{runId}\`.`,
     tag: 'runs',
     params: RunPathSchema,
     responses: { 200: { description: 'The run', schema: RunViewSchema } },
@@ -102,21 +146,35 @@ export const runRoutes: Route[] = [
     method: 'POST',
     path: '/runs/{runId}/cancel',
     operationId: 'cancelRun',
-    summary: 'Cancel a run',
-    description:
-      'Cancelled is terminal: the worker stops within one heartbeat, pending deferral schedules are deleted, and the checkpoint is never resumed. 409 when the run already ended.',
+    summary: 'Cancel a run of any source (administrators)',
+    description: `${CANCEL_DESCRIPTION} Reaches every source's runs: a source owner cancels with \`/sources/{sourceId}/runs/{runId}/cancel\`.`,
     tag: 'runs',
     params: RunPathSchema,
     body: EmptyBodySchema,
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
     async handle({ params, deps }) {
-      const run = await deps.lifecycle.cancel(params.runId, deps.clock.now());
-      await deleteDeferrals(deps, params.runId);
-      return { status: 200, body: await runView(deps, run) };
+      return { status: 200, body: await cancelRun(deps, params.runId) };
     },
   }),
 ];
+
+/**
+ * The run, when it belongs to `sourceId`. A run of another source is answered exactly like a run
+ * that does not exist, so a caller allowed one source learns nothing about another's run ids.
+ */
+async function requireRunOf(deps: ApiDeps, sourceId: string, runId: string): Promise<SyncRun> {
+  const run = await deps.runs.get(runId);
+  if (!run || run.sourceId !== sourceId)
+    throw new RunNotFoundError(`run ${runId} not found in source ${sourceId}`, { runId, sourceId });
+  return run;
+}
+
+async function cancelRun(deps: ApiDeps, runId: string) {
+  const run = await deps.lifecycle.cancel(runId, deps.clock.now());
+  await deleteDeferrals(deps, runId);
+  return runView(deps, run);
+}
 
 /**
  * Deletes a cancelled run's pending deferral schedules. The cancel itself already holds: should

@@ -93,12 +93,12 @@ export const sourceRoutes: Route[] = [
     operationId: 'testSource',
     summary: 'Check the connection: fetch the first page once',
     description:
-      "Fetches the first page with the source's real credentials, as a run would (no retries, nothing stored, no run started), and reports whether the credentials were accepted, the rate budget the source reports, and one normalized sample entity. 200 whether or not the check passed: see `ok` and `problem`.",
+      "Fetches the first page with the source's real credentials, as a run would (no retries, nothing stored, no run started), and reports whether the credentials were accepted, the rate budget the source reports, and one normalized sample entity. 200 whether or not the check passed: see `ok` and `problem`. Bounded: the check gives the source at most 5 s (budget wait included) and spends the credential's rate budget like a run's request; at most 2 checks of one source run at once, a third answers 429 with `Retry-After`.",
     tag: 'sources',
     params: SourcePathSchema,
     body: EmptyBodySchema,
     responses: { 200: { description: 'The result of the check', schema: SourceTestResultSchema } },
-    problems: [404],
+    problems: [404, 429],
     async handle({ params, deps }) {
       return { status: 200, body: await testSource(deps, await deps.sources.require(params.sourceId)) };
     },

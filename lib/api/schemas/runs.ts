@@ -10,8 +10,11 @@ import {
   SourceIdSchema,
 } from './common.js';
 
-/** `/runs/{runId}` path parameters. */
+/** `/runs/{runId}` path parameters (the administrators' routes across sources). */
 export const RunPathSchema = z.strictObject({ runId: RunIdSchema });
+
+/** `/sources/{sourceId}/runs/{runId}` path parameters. */
+export const SourceRunPathSchema = z.strictObject({ sourceId: SourceIdSchema, runId: RunIdSchema });
 
 /** Body of `POST /sources/{sourceId}/runs`. */
 export const StartRunBodySchema = z

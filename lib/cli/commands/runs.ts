@@ -6,7 +6,7 @@ import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { CliUsageError, type CommandContext, contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
-import { outcomeOf, watchRun } from '../watch.js';
+import { outcomeOf, runPath, watchRun } from '../watch.js';
 
 /** Poll period of `--watch`, overridable for tests and slow links. */
 function watchInterval(): number {
@@ -18,8 +18,8 @@ function watchInterval(): number {
  * Watches a run to its end and prints how it ended. Sets a non-zero exit code when the run
  * failed or was cancelled, so scripts can `harvester runs start … --watch && next-step`.
  */
-export async function followRun(ctx: CommandContext, runId: string): Promise<void> {
-  const run = await watchRun(await ctx.client(), runId, ctx.io, {
+export async function followRun(ctx: CommandContext, sourceId: string, runId: string): Promise<void> {
+  const run = await watchRun(await ctx.client(), sourceId, runId, ctx.io, {
     intervalMs: watchInterval(),
     quiet: ctx.json,
     hint: ctx.hint,
@@ -36,12 +36,12 @@ export async function followRun(ctx: CommandContext, runId: string): Promise<voi
 export async function reportStarted(ctx: CommandContext, run: RunView, watch: boolean): Promise<void> {
   if (watch) {
     if (!ctx.json) printLines(ctx.io, [`started run ${run.runId} (${run.mode}) of ${run.sourceId}`]);
-    return followRun(ctx, run.runId);
+    return followRun(ctx, run.sourceId, run.runId);
   }
   if (ctx.json) return printJson(ctx.io, run);
   printLines(ctx.io, [
     `started run ${run.runId} (${run.mode}) of ${run.sourceId}`,
-    `follow it: ${ctx.hint(`runs watch ${run.runId}`)}`,
+    `follow it: ${ctx.hint(`runs watch ${run.sourceId} ${run.runId}`)}`,
   ]);
 }
 
@@ -99,12 +99,14 @@ export function registerRunCommands(program: Command, io: Io): void {
     );
 
   runs
-    .command('get <runId>')
-    .addHelpText('after', examples('runs get 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
-    .description('show a run: state, progress, dead letters, heartbeat, checkpoint, resume verdict')
-    .action(async (runId: string, _opts: unknown, cmd: Command) => {
+    .command('get <sourceId> <runId>')
+    .addHelpText('after', examples('runs get acme 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
+    .description(
+      'show a run of a source: state, progress, dead letters, heartbeat, checkpoint, resume verdict',
+    )
+    .action(async (sourceId: string, runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).get<RunView>(`/runs/${encodeURIComponent(runId)}`);
+      const run = await (await ctx.client()).get<RunView>(runPath(sourceId, runId));
       if (ctx.json) return printJson(io, run);
       printLines(io, runLines(run));
     });
@@ -145,24 +147,23 @@ export function registerRunCommands(program: Command, io: Io): void {
     );
 
   runs
-    .command('cancel <runId>')
-    .addHelpText('after', examples('runs cancel 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
-    .description('cancel a run (terminal: it is never resumed)')
-    .action(async (runId: string, _opts: unknown, cmd: Command) => {
+    .command('cancel <sourceId> <runId>')
+    .addHelpText('after', examples('runs cancel acme 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
+    .description('cancel a run of a source (terminal: it is never resumed)')
+    .action(async (sourceId: string, runId: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>(
-        'POST',
-        `/runs/${encodeURIComponent(runId)}/cancel`,
-      );
+      const run = await (await ctx.client()).request<RunView>('POST', `${runPath(sourceId, runId)}/cancel`);
       if (ctx.json) return printJson(io, run);
       printLines(io, [`cancelled run ${run.runId}: ${run.summary}`]);
     });
 
   runs
-    .command('watch <runId>')
-    .addHelpText('after', examples('runs watch 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
+    .command('watch <sourceId> <runId>')
+    .addHelpText('after', examples('runs watch acme 01JD5W9Q3R8V2K7T6Y4X1Z0ABC'))
     .description(
       'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and left dead letters failing',
     )
-    .action(async (runId: string, _opts: unknown, cmd: Command) => followRun(contextOf(cmd, io), runId));
+    .action(async (sourceId: string, runId: string, _opts: unknown, cmd: Command) =>
+      followRun(contextOf(cmd, io), sourceId, runId),
+    );
 }

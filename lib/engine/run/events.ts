@@ -30,7 +30,8 @@ export function runEventDetail(run: SyncRun) {
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
     summary: `${run.progress.processed}${run.progress.total === null ? '' : `/${run.progress.total}`} processed, ${run.errorCount} in dead letters`,
-    link: `/runs/${run.runId}`,
+    // Under its source: the path a source owner's IAM policy lets them read.
+    link: `/sources/${encodeURIComponent(run.sourceId)}/runs/${encodeURIComponent(run.runId)}`,
   };
 }
 
