@@ -104,6 +104,7 @@ export class Harvester extends Construct {
       drain: this.pipeline.drain.fn,
       startRunDlq: this.scheduling.startRunDlq,
       api: this.adminApi.api,
+      ...(this.changeFeed ? { changeFeedDlqs: this.changeFeed.deadLetterQueues } : {}),
     });
 
     this.outputs();

@@ -26,6 +26,8 @@ export interface ObservabilityProps {
   /** Scheduled starts that failed after Lambda's retries. */
   readonly startRunDlq: sqs.IQueue;
   readonly api: apigw.IHttpApi;
+  /** The change feed's pipe dead-letter queues by pipe name (`Changed`, `Tombstoned`), when the feed is on. */
+  readonly changeFeedDlqs?: Readonly<Record<string, sqs.IQueue>>;
 }
 
 /** A Harvester EMF metric, summed per period unless told otherwise. */
@@ -126,6 +128,15 @@ export class Observability extends Construct {
       threshold: 1,
       evaluationPeriods: 1,
     });
+
+    for (const [pipe, dlq] of Object.entries(props.changeFeedDlqs ?? {}))
+      this.alarm(`ChangeFeed${pipe}DlqNotEmpty`, {
+        alarmDescription: `The change feed's ${pipe} pipe gave up on a batch of Items stream records: its events were not published. The DLQ message names the shard and sequence numbers; docs/items.md says how to recover.`,
+        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        threshold: 0,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
 
     this.dashboard = new cw.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(...this.runWidgets());
