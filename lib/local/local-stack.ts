@@ -87,7 +87,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.workers === undefined ? {} : { workers: options.workers }),
       ...(options.processWorkers === undefined ? {} : { processWorkers: options.processWorkers }),
       ...(options.reaperIntervalMs === undefined ? {} : { reaperIntervalMs: options.reaperIntervalMs }),
-      ...(config.changeFeed.enabled ? { changeFeed: { includeData: config.changeFeed.includeData } } : {}),
+      ...(config.changeFeed.enabled
+        ? {
+            changeFeed: {
+              includeData: config.changeFeed.includeData,
+              streamsEndpoint: env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS,
+            },
+          }
+        : {}),
       workerEnv: {
         AWS_ENDPOINT_URL: emulator.endpoint,
         AWS_REGION: config.region,
