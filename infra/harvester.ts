@@ -104,6 +104,14 @@ export class Harvester extends Construct {
       drain: this.pipeline.drain.fn,
       startRunDlq: this.scheduling.startRunDlq,
       api: this.adminApi.api,
+      logGroups: [
+        this.pipeline.worker.logGroup,
+        this.pipeline.drain.logGroup,
+        this.scheduling.reaper.logGroup,
+        this.scheduling.startRun.logGroup,
+        this.adminApi.handler.logGroup,
+      ],
+      ...(this.changeFeed ? { changeFeedDlqs: this.changeFeed.deadLetterQueues } : {}),
     });
 
     this.outputs();

@@ -3,17 +3,18 @@ import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, type MetricName } from '../../lib/observability/metrics.js';
-import { SERVICE_NAME } from '../settings.js';
-
-/**
- * Powertools Metrics adds the `service` dimension (POWERTOOLS_SERVICE_NAME) to every metric it
- * emits, and CloudWatch matches dimensions exactly: alarms must name it too.
- */
-const SERVICE_DIMENSION = { service: SERVICE_NAME };
+import { METRIC } from '../../lib/observability/metrics.js';
+import {
+  emfMetric,
+  perSourceWidgets,
+  queueWidgets,
+  runWidgets,
+  serviceWidgets,
+} from './dashboard-widgets.js';
 
 /** Props of {@link Observability}. */
 export interface ObservabilityProps {
@@ -26,23 +27,18 @@ export interface ObservabilityProps {
   /** Scheduled starts that failed after Lambda's retries. */
   readonly startRunDlq: sqs.IQueue;
   readonly api: apigw.IHttpApi;
-}
-
-/** A Harvester EMF metric, summed per period unless told otherwise. */
-function emf(metricName: MetricName, statistic = cw.Stats.SUM, period = Duration.minutes(5)): cw.Metric {
-  return new cw.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName,
-    dimensionsMap: SERVICE_DIMENSION,
-    statistic,
-    period,
-  });
+  /** The functions' log groups, for the dashboard's per-source Logs Insights view. */
+  readonly logGroups: readonly logs.ILogGroup[];
+  /** The change feed's pipe dead-letter queues by pipe name (`Changed`, `Tombstoned`), when the feed is on. */
+  readonly changeFeedDlqs?: Readonly<Record<string, sqs.IQueue>>;
 }
 
 /**
  * Alarms on the signals that need an operator — poison pages in the DLQ, a failing reaper (stuck runs
  * would never be reclaimed), failed runs, a crashing or throttled worker — all sent to the
- * notification topic; and one dashboard with the run metrics and queue depths.
+ * notification topic; and one dashboard: every metric the code emits, drawn by the dimension set it
+ * is emitted with (infra/constructs/dashboard-widgets.ts), queue depths, the admin API's errors and
+ * latency, and a per-source view from the logs.
  */
 export class Observability extends Construct {
   readonly alarms: cw.Alarm[] = [];
@@ -74,7 +70,7 @@ export class Observability extends Construct {
     });
     this.alarm('RunsFailed', {
       alarmDescription: 'At least one sync run ended failed (Powertools metric Harvester/RunsFailed).',
-      metric: emf(METRIC.runsFailed),
+      metric: emfMetric(METRIC.runsFailed),
       threshold: 1,
       evaluationPeriods: 1,
     });
@@ -95,7 +91,7 @@ export class Observability extends Construct {
     this.alarm('QueueBacklog', {
       alarmDescription:
         "A run's next page has waited over 10 minutes for a worker (reaper metric OldestWaitSeconds): the page queue is backlogged. Runs wait, they are not restarted.",
-      metric: emf(METRIC.oldestWaitSeconds, cw.Stats.MAXIMUM, minute),
+      metric: emfMetric(METRIC.oldestWaitSeconds, cw.Stats.MAXIMUM, minute),
       threshold: 600,
       evaluationPeriods: 3,
       datapointsToAlarm: 3,
@@ -127,18 +123,21 @@ export class Observability extends Construct {
       evaluationPeriods: 1,
     });
 
+    for (const [pipe, dlq] of Object.entries(props.changeFeedDlqs ?? {}))
+      this.alarm(`ChangeFeed${pipe}DlqNotEmpty`, {
+        alarmDescription: `The change feed's ${pipe} pipe gave up on a batch of Items stream records: its events were not published. The DLQ message names the shard and sequence numbers; docs/items.md says how to recover.`,
+        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        threshold: 0,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+
     this.dashboard = new cw.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    this.dashboard.addWidgets(...this.runWidgets());
-    this.dashboard.addWidgets(...this.queueWidgets(props));
-    this.dashboard.addWidgets(
-      new cw.GraphWidget({
-        title: 'Page worker',
-        width: 12,
-        left: [props.worker.metricInvocations(), props.worker.metricErrors(), props.worker.metricThrottles()],
-        right: [props.worker.metric('ConcurrentExecutions', { statistic: 'Maximum' })],
-      }),
-      new cw.AlarmStatusWidget({ title: 'Alarms', width: 12, alarms: this.alarms }),
-    );
+    this.dashboard.addWidgets(...runWidgets());
+    this.dashboard.addWidgets(...queueWidgets(props.pageQueue, props.pageDlq));
+    this.dashboard.addWidgets(...serviceWidgets(props.worker, props.api));
+    this.dashboard.addWidgets(...perSourceWidgets(props.logGroups));
+    this.dashboard.addWidgets(new cw.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
   }
 
   /** Creates an alarm that notifies the topic; missing data is healthy (EMF and DLQ metrics are sparse). */
@@ -151,75 +150,5 @@ export class Observability extends Construct {
     alarm.addAlarmAction(this.action);
     this.alarms.push(alarm);
     return alarm;
-  }
-
-  private runWidgets(): cw.IWidget[] {
-    const retriesByClass = new cw.MathExpression({
-      // A free-text search rather than a {schema}: one line per ErrorClass, whatever other
-      // dimensions Powertools attaches to the single metric.
-      expression: `SEARCH('Namespace="${METRICS_NAMESPACE}" MetricName="${METRIC.retries}"', 'Sum', 300)`,
-      label: 'Retries',
-      period: Duration.minutes(5),
-    });
-    return [
-      new cw.GraphWidget({
-        title: 'Pages and items',
-        width: 8,
-        left: [emf(METRIC.pagesCommitted)],
-        right: [emf(METRIC.itemsLoaded)],
-      }),
-      new cw.GraphWidget({ title: 'Retries by error class', width: 8, left: [retriesByClass] }),
-      new cw.GraphWidget({
-        title: 'Deferrals, dead letters, dropped messages',
-        width: 8,
-        left: [emf(METRIC.deferrals), emf(METRIC.deadLetters), emf(METRIC.droppedMessages)],
-      }),
-      new cw.GraphWidget({
-        title: 'Runs',
-        width: 12,
-        left: [emf(METRIC.runsSucceeded), emf(METRIC.runsFailed), emf(METRIC.runsResumed)],
-      }),
-      new cw.GraphWidget({
-        title: 'Run duration (s)',
-        width: 12,
-        left: [
-          emf('RunDurationSeconds', 'p50'),
-          emf('RunDurationSeconds', 'p90'),
-          emf('RunDurationSeconds', 'Maximum'),
-        ],
-      }),
-      new cw.GraphWidget({
-        title: 'Rate budgets: requests that waited, refusals by the source',
-        width: 12,
-        left: [emf(METRIC.budgetWaits), emf(METRIC.budgetRejected)],
-      }),
-      new cw.GraphWidget({
-        title: 'Rate budgets: seconds waited',
-        width: 12,
-        left: [emf(METRIC.budgetWaitSeconds)],
-      }),
-    ];
-  }
-
-  private queueWidgets(props: ObservabilityProps): cw.IWidget[] {
-    const { pageQueue, pageDlq } = props;
-    return [
-      new cw.GraphWidget({
-        title: 'Page queue depth',
-        width: 12,
-        left: [
-          pageQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
-          pageQueue.metricApproximateNumberOfMessagesNotVisible({ statistic: 'Maximum' }),
-          pageQueue.metricApproximateNumberOfMessagesDelayed({ statistic: 'Maximum' }),
-        ],
-        right: [pageQueue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' })],
-      }),
-      new cw.GraphWidget({
-        title: 'Page DLQ depth',
-        width: 12,
-        left: [pageDlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' })],
-        right: [pageDlq.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' })],
-      }),
-    ];
   }
 }

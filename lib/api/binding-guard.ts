@@ -1,3 +1,4 @@
+import { CLI_COMMANDS } from '../config/cli-commands.js';
 import { originProblem } from '../config/origins.js';
 import { sameSecret, secretBindingProblem, secretReferences } from '../connectors/secret-binding.js';
 import { urlProblems } from '../connectors/url-policy.js';
@@ -26,7 +27,10 @@ export async function unboundOriginProblems(
   const references = secretReferences(config);
   if (references.length === 0) return [];
   const origins = sourceSecretOrigins(deps, sourceId);
+  const needed = [...new Set(urlFields(config).map((field) => new URL(field.url).origin))];
   const problems: FieldError[] = [];
+  let fix: Promise<string> | undefined;
+  const rebind = () => (fix ??= rebindCommand(deps, sourceId, references, needed));
   for (const { path, reference } of references) {
     let allowed: readonly string[] | undefined;
     try {
@@ -39,7 +43,7 @@ export async function unboundOriginProblems(
     if (!allowed || allowed.length === 0) {
       problems.push({
         path,
-        message: `secret ${reference} is bound to no origin; an administrator binds it first with PUT /secret-bindings/${sourceId}`,
+        message: `secret ${reference} is bound to no origin; an administrator binds it first: ${await rebind()}`,
       });
       continue;
     }
@@ -48,11 +52,44 @@ export async function unboundOriginProblems(
       if (!allowed.includes(origin))
         problems.push({
           path: field.path,
-          message: `origin ${origin} is not bound to secret ${reference} (bound: ${allowed.join(', ')}); an administrator re-binds it with PUT /secret-bindings/${sourceId}`,
+          message: isShared(deps, reference)
+            ? `origin ${origin} is not bound to secret ${reference} (bound: ${allowed.join(', ')}); it is a shared secret, whose origins are the stack setting sharedSecretRefs`
+            : `origin ${origin} is not bound to secret ${reference} (bound: ${allowed.join(', ')}); an administrator re-binds it first: ${await rebind()}`,
         });
     }
   }
   return problems;
+}
+
+function isShared(deps: ApiDeps, reference: string): boolean {
+  const guard = deps.sourceGuard ?? STRICT_SOURCE_GUARD;
+  return guard.policy.sharedSecrets.some((shared) => sameSecret(shared, reference));
+}
+
+/**
+ * The `harvester secrets bind` that lets this config be stored: since it replaces the source's
+ * bindings as a whole, it keeps every binding the source has and adds the config's URL origins
+ * to each of the config's own secrets (connector defaults such as `baseUrl` are in the config by
+ * now, so its URL fields name every origin it calls).
+ */
+async function rebindCommand(
+  deps: ApiDeps,
+  sourceId: string,
+  references: readonly { reference: string }[],
+  needed: readonly string[],
+): Promise<string> {
+  const current = (await deps.secretBindings.get(sourceId))?.bindings ?? {};
+  const wanted: Record<string, string[]> = Object.fromEntries(
+    Object.entries(current).map(([reference, origins]) => [reference, [...origins]]),
+  );
+  for (const { reference } of references) {
+    if (isShared(deps, reference)) continue;
+    const origins = new Set([...(wanted[reference] ?? []), ...needed]);
+    if (origins.size > 0) wanted[reference] = [...origins];
+  }
+  // Nothing to bind to (no URL in the config, no binding yet): show what there is instead.
+  if (Object.keys(wanted).length === 0) return CLI_COMMANDS.secretsShow(sourceId);
+  return CLI_COMMANDS.secretsBind(sourceId, wanted);
 }
 
 /** What is wrong with a binding set for `sourceId` (empty when it may be stored). */

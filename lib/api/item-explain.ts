@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { CLI_COMMANDS } from '../config/cli-commands.js';
 import type { EngineDeps } from '../engine/index.js';
 import { RUN_MODES, type RunMode, type SyncRun } from '../run/model.js';
 import { type Discard, isOpen } from '../store/dead-letter-model.js';
@@ -129,7 +130,7 @@ function summaryOf(
     case 'tombstoned':
       return `Tombstoned: reconciliation run ${item?.tombstonedBy ?? 'unknown'} found it gone from the source at ${item?.tombstonedAt}; the last version stored was ${item?.version}.`;
     case 'dead_lettered':
-      return `Not stored: ${failure}. Retry failed (\`harvester dlq retry\`) fetches it again.`;
+      return `Not stored: ${failure}. Retry failed (${CLI_COMMANDS.dlqRetry(deadLetter!.sourceId)}) fetches it again.`;
     case 'discarded':
       return `Not stored, given up: ${failure}${given}. Retries leave it alone; a new failure of it in a later run opens it again.`;
     case 'never_listed': {

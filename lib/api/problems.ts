@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CLI_COMMANDS } from '../config/cli-commands.js';
 import { InvalidConnectorConfigError, UnknownConnectorError } from '../connectors/registry.js';
 import { SourceScheduleError } from '../queue/source-schedules.js';
 import {
@@ -179,9 +180,15 @@ export function problemFor(error: unknown): MappedProblem {
       headers: { allow: error.allowed.join(', ') },
     };
   if (error instanceof SourceBusyError)
-    return problem(T.sourceBusy, 'Source busy', 409, `${error.message}; wait for it or cancel it`, {
-      activeRunId: error.activeRunId,
-    });
+    return problem(
+      T.sourceBusy,
+      'Source busy',
+      409,
+      `${error.message}; wait for it (${CLI_COMMANDS.runsWatch(error.activeRunId)}) or cancel it (${CLI_COMMANDS.runsCancel(error.activeRunId)})`,
+      {
+        activeRunId: error.activeRunId,
+      },
+    );
   if (error instanceof RunFinishedError || error instanceof RunCancelledError)
     return problem(T.runEnded, 'Run already ended', 409, error.message);
   if (error instanceof LockNotHeldError || error instanceof RunStateError)

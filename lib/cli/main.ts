@@ -54,7 +54,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
         'local   # in another terminal: the whole stack on this machine',
         'sources put acme --connector rest-json --config @acme.json --schedule "rate(1 hour):incremental"',
         'runs start acme --mode full --watch',
-        '--endpoint https://abc123.execute-api.eu-west-1.amazonaws.com/prod sources list',
+        '--endpoint https://abc123.execute-api.eu-west-1.amazonaws.com sources list',
       ),
     );
   registerSourceCommands(program, io);

@@ -1,3 +1,4 @@
+import { CLI_COMMANDS, shellWord } from '../config/cli-commands.js';
 import { isLoopbackHost } from '../config/origins.js';
 import { ClassifiedError } from '../retry/errors.js';
 import type { SecretResolver } from './contract.js';
@@ -5,7 +6,7 @@ import type { SecretResolver } from './contract.js';
 /**
  * A secret goes only where its owner sent it. Each secret reference is bound to the origins
  * (`https://api.github.com`: scheme, host, port) it may be sent to — a source's own secrets by a
- * binding record only the admin route `PUT /secret-bindings/{sourceId}` writes, a shared secret by
+ * binding record only the admin route `PUT /secret-bindings/{sourceId}` (`harvester secrets bind`) writes, a shared secret by
  * the stack setting `sharedSecretRefs`. Editing a source cannot move a secret: the origins come
  * from the binding, never from the source's config.
  *
@@ -31,7 +32,7 @@ export function secretRequestRefusal(
   origins: readonly string[] | undefined,
   allowLoopback: boolean,
 ): string | undefined {
-  if (!origins || origins.length === 0) return unboundMessage(reference);
+  if (!origins || origins.length === 0) return unboundMessage(reference, undefined);
   if (!origins.includes(url.origin))
     return `secret ${reference} may not be sent to ${url.origin} (it is bound to ${origins.join(', ')})`;
   if (url.protocol !== 'https:' && !(allowLoopback && isLoopbackHost(url.hostname)))
@@ -39,8 +40,12 @@ export function secretRequestRefusal(
   return undefined;
 }
 
-function unboundMessage(reference: string): string {
-  return `secret ${reference} is bound to no origin; an administrator binds it with PUT /secret-bindings/{sourceId}`;
+/** The refusal of an unbound secret, with the command that shows what the source's bindings are. */
+function unboundMessage(reference: string, sourceId: string | undefined): string {
+  const unbound = `secret ${reference} is bound to no origin`;
+  if (sourceId === undefined) return `${unbound}; an administrator binds it with harvester secrets bind`;
+  // `secrets bind` replaces the whole set: the administrator starts from what `show` lists.
+  return `${unbound}; ${CLI_COMMANDS.secretsShow(sourceId)} lists the source's bindings, and an administrator adds it with harvester secrets bind ${shellWord(sourceId)} --secret ${shellWord(reference)}=ORIGIN (keeping the others)`;
 }
 
 /** A refused secret: permanent (retrying will not move the origin), the origin named. */
@@ -81,14 +86,14 @@ export function originBoundSecrets(
   resolver: SecretResolver,
   fetchFn: typeof fetch,
   origins: SecretOrigins,
-  options: { readonly allowLoopback: boolean },
+  options: { readonly allowLoopback: boolean; readonly sourceId?: string },
 ): BoundSecrets {
   const bound = new Map<string, readonly string[] | undefined>();
   const resolved = new Map<string, string>();
   const secrets = async (reference: string): Promise<string> => {
     const allowed = await origins.originsFor(reference);
     bound.set(reference, allowed);
-    if (!allowed || allowed.length === 0) throw refused(unboundMessage(reference));
+    if (!allowed || allowed.length === 0) throw refused(unboundMessage(reference, options.sourceId));
     const value = await resolver(reference);
     resolved.set(reference, value);
     return value;

@@ -92,6 +92,8 @@ export function entityEventOf(record: StreamRecordLike, includeData: boolean): E
       sourceId,
       entityId,
       version: String(item.version),
+      // Rows last changed before the store counted changes carry none: they order before any counted change.
+      changeSequence: Number(item.changeSeq ?? 0),
       runId: String(item.changedBy ?? item.runId),
       changedAt: isoOf(item.changedAt) ?? isoOf(item.syncedAt)!,
       tombstonedAt: item.tombstonedAt === undefined ? null : isoOf(item.tombstonedAt),
@@ -101,4 +103,25 @@ export function entityEventOf(record: StreamRecordLike, includeData: boolean): E
         : {}),
     },
   };
+}
+
+/** The part of an entity event that orders it among its entity's events. */
+export type OrderedEntityEvent = Pick<EntityEvent['detail'], 'sourceId' | 'entityId' | 'changeSequence'>;
+
+/**
+ * The one ordering rule of the change feed. `Entity Changed` and `Entity Tombstoned` travel through
+ * two pipes and the bus, none of which keeps order, and each may be delivered more than once; but
+ * every event carries its entity's `changeSequence`, counted by the write that made the change. So
+ * for one entity, the event with the greatest `changeSequence` is its current state; an event
+ * whose number is not greater than the one a consumer holds is older or a repeat, and is dropped.
+ *
+ * @returns whether `candidate` supersedes `held` (no held event of the same entity: it does).
+ * @example
+ * const held = state.get(key(event.detail));
+ * if (supersedes(event.detail, held)) state.set(key(event.detail), event.detail);
+ */
+export function supersedes(candidate: OrderedEntityEvent, held: OrderedEntityEvent | undefined): boolean {
+  // Events of different entities are not ordered against each other: each stands alone.
+  if (!held || candidate.sourceId !== held.sourceId || candidate.entityId !== held.entityId) return true;
+  return candidate.changeSequence > held.changeSequence;
 }

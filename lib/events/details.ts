@@ -51,6 +51,10 @@ export const EntityEventDetailSchema = z
     sourceId: z.string(),
     entityId: z.string(),
     version: z.string(),
+    changeSequence: z.number().int().nonnegative().meta({
+      description:
+        "The entity's change number: one more at each change (store, new content, tombstone). Events of one entity may arrive out of order and more than once; the one with the greatest changeSequence is the entity's state, any other is older or a repeat",
+    }),
     runId: z.string().meta({ description: 'The run whose write changed or tombstoned it' }),
     changedAt: iso,
     tombstonedAt: iso.nullable(),

@@ -1,94 +1,136 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
 import type { StreamRecordLike } from '../events/change-feed.js';
+import type { IteratorLoss, ListedShard, ShardPosition } from './stream-shards.js';
 
 /**
- * A minimal DynamoDB Streams client (DescribeStream, GetShardIterator, GetRecords) for the local
- * runtime's change feed: the JSON 1.0 protocol, SigV4-signed like the DynamoDB client it borrows
- * its endpoint, region and credentials from. On AWS the EventBridge Pipes read the stream; this
- * only ever talks to an emulator.
+ * The DynamoDB Streams calls of the local change feed (DescribeStream, GetShardIterator,
+ * GetRecords) over the SDK's own client. The two errors that only mean "take a new iterator"
+ * come back as values, so the poller decides what to do with them (lib/local/stream-shards.ts);
+ * every other failure throws.
  */
-export class DynamoDbStreams {
-  /**
-   * @param endpoint The Streams endpoint when it is not the DynamoDB client's own
-   *   (`AWS_ENDPOINT_URL_DYNAMODB_STREAMS`).
-   */
+
+/**
+ * The Streams endpoint: `streams` (AWS_ENDPOINT_URL_DYNAMODB_STREAMS, the SDK's own name for it)
+ * when set, else the DynamoDB endpoint (an emulator serves both on one port), else none (AWS).
+ */
+export function streamsEndpoint(choice: {
+  readonly streams?: string | undefined;
+  readonly dynamodb?: string | undefined;
+}): string | undefined {
+  return choice.streams || choice.dynamodb || undefined;
+}
+
+/** The URL a DynamoDB client was configured with, if any. */
+export async function dynamoEndpointOf(dynamo: DynamoDBClient): Promise<string | undefined> {
+  const endpoint = await dynamo.config.endpoint?.();
+  if (!endpoint) return undefined;
+  const port = endpoint.port ? `:${endpoint.port}` : '';
+  return `${endpoint.protocol}//${endpoint.hostname}${port}${endpoint.path}`;
+}
+
+/**
+ * A Streams client with the DynamoDB client's region and credentials at `endpoint`.
+ *
+ * @example
+ * const streams = createStreamsClient(clients.dynamo, streamsEndpoint({
+ *   streams: env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS,
+ *   dynamodb: await dynamoEndpointOf(clients.dynamo),
+ * }));
+ */
+export function createStreamsClient(
+  dynamo: DynamoDBClient,
+  endpoint: string | undefined,
+): DynamoDBStreamsClient {
+  return new DynamoDBStreamsClient({
+    region: dynamo.config.region,
+    credentials: dynamo.config.credentials,
+    ...(endpoint ? { endpoint } : {}),
+  });
+}
+
+/** A GetRecords answer: the records and the next iterator (null: the shard is closed and read). */
+export type RecordsRead =
+  | {
+      readonly records: StreamRecordLike[];
+      readonly next: string | null;
+      readonly lastSequenceNumber?: string;
+    }
+  | { readonly lost: IteratorLoss };
+
+/** An iterator, or why none can be had at that position. */
+export type IteratorTaken = { readonly iterator: string } | { readonly lost: IteratorLoss };
+
+/** By name, as the SDK's service exceptions are meant to be told apart (instances may come from another copy of the package). */
+function lossOf(error: unknown): IteratorLoss | undefined {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  if (name === 'ExpiredIteratorException') return 'expired';
+  if (name === 'TrimmedDataAccessException') return 'trimmed';
+  return undefined;
+}
+
+/** One stream's reads. */
+export class StreamReader {
   constructor(
-    private readonly dynamo: DynamoDBClient,
-    private readonly endpoint?: string,
+    private readonly client: DynamoDBStreamsClient,
+    private readonly streamArn: string,
   ) {}
 
-  /** The shard ids of a stream. */
-  async shards(streamArn: string): Promise<string[]> {
-    const answer = (await this.call('DescribeStream', { StreamArn: streamArn })) as {
-      StreamDescription?: { Shards?: { ShardId: string }[] };
-    };
-    return (answer.StreamDescription?.Shards ?? []).map((shard) => shard.ShardId);
+  /** Every shard the stream lists (open and recently closed), all pages of DescribeStream. */
+  async shards(): Promise<ListedShard[]> {
+    const shards: ListedShard[] = [];
+    let after: string | undefined;
+    do {
+      const { StreamDescription } = await this.client.send(
+        new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: after }),
+      );
+      for (const shard of StreamDescription?.Shards ?? [])
+        if (shard.ShardId) shards.push({ shardId: shard.ShardId, parentShardId: shard.ParentShardId });
+      after = StreamDescription?.LastEvaluatedShardId;
+    } while (after);
+    return shards;
   }
 
-  /** An iterator at the shard's newest record (`LATEST`) or oldest (`TRIM_HORIZON`). */
-  async iterator(streamArn: string, shardId: string, type: 'LATEST' | 'TRIM_HORIZON'): Promise<string> {
-    const answer = (await this.call('GetShardIterator', {
-      StreamArn: streamArn,
-      ShardId: shardId,
-      ShardIteratorType: type,
-    })) as { ShardIterator: string };
-    return answer.ShardIterator;
+  /** An iterator at `position` in a shard. */
+  async iterator(shardId: string, position: ShardPosition): Promise<IteratorTaken> {
+    try {
+      const { ShardIterator } = await this.client.send(
+        new GetShardIteratorCommand({
+          StreamArn: this.streamArn,
+          ShardId: shardId,
+          ShardIteratorType: position.type,
+          ...(position.type === 'AFTER_SEQUENCE_NUMBER' ? { SequenceNumber: position.sequenceNumber } : {}),
+        }),
+      );
+      if (!ShardIterator) throw new Error(`GetShardIterator gave no iterator for ${shardId}`);
+      return { iterator: ShardIterator };
+    } catch (error) {
+      const lost = lossOf(error);
+      if (lost) return { lost };
+      throw error;
+    }
   }
 
-  /** The records after an iterator, and the iterator to read next (null: the shard is closed). */
-  async records(
-    iterator: string,
-    limit = 100,
-  ): Promise<{ records: StreamRecordLike[]; next: string | null }> {
-    const answer = (await this.call('GetRecords', { ShardIterator: iterator, Limit: limit })) as {
-      Records?: StreamRecordLike[];
-      NextShardIterator?: string;
-    };
-    return { records: answer.Records ?? [], next: answer.NextShardIterator ?? null };
-  }
-
-  private async call(operation: string, body: Record<string, unknown>): Promise<unknown> {
-    const config = this.dynamo.config;
-    const url = await this.url();
-    const payload = JSON.stringify(body);
-    const signer = new SignatureV4({
-      service: 'dynamodb',
-      region: await config.region(),
-      credentials: config.credentials,
-      sha256: Sha256,
-    });
-    const request = await signer.sign(
-      new HttpRequest({
-        method: 'POST',
-        protocol: url.protocol,
-        hostname: url.hostname,
-        ...(url.port ? { port: Number(url.port) } : {}),
-        path: url.pathname,
-        headers: {
-          host: url.host,
-          'content-type': 'application/x-amz-json-1.0',
-          'x-amz-target': `DynamoDBStreams_20120810.${operation}`,
-        },
-        body: payload,
-      }),
-    );
-    const response = await fetch(url, { method: 'POST', headers: request.headers, body: payload });
-    const text = await response.text();
-    if (!response.ok)
-      throw new Error(`DynamoDB Streams ${operation} answered ${response.status}: ${text.slice(0, 300)}`);
-    return JSON.parse(text);
-  }
-
-  private async url(): Promise<URL> {
-    if (this.endpoint) return new URL(this.endpoint);
-    const endpoint = await this.dynamo.config.endpoint?.();
-    if (!endpoint)
-      throw new Error('the DynamoDB client has no endpoint: the local change feed needs an emulator');
-    return new URL(
-      `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path}`,
-    );
+  /** The records after an iterator. */
+  async records(iterator: string, limit = 100): Promise<RecordsRead> {
+    try {
+      const answer = await this.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: limit }));
+      const records = (answer.Records ?? []) as StreamRecordLike[];
+      const last = records.at(-1)?.dynamodb?.SequenceNumber;
+      return {
+        records,
+        next: answer.NextShardIterator ?? null,
+        ...(last ? { lastSequenceNumber: last } : {}),
+      };
+    } catch (error) {
+      const lost = lossOf(error);
+      if (lost) return { lost };
+      throw error;
+    }
   }
 }

@@ -98,7 +98,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.workers === undefined ? {} : { workers: options.workers }),
       ...(options.processWorkers === undefined ? {} : { processWorkers: options.processWorkers }),
       ...(options.reaperIntervalMs === undefined ? {} : { reaperIntervalMs: options.reaperIntervalMs }),
-      ...(config.changeFeed.enabled ? { changeFeed: { includeData: config.changeFeed.includeData } } : {}),
+      ...(config.changeFeed.enabled
+        ? {
+            changeFeed: {
+              includeData: config.changeFeed.includeData,
+              streamsEndpoint: env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS,
+            },
+          }
+        : {}),
       workerEnv: {
         ...endpointEnv(config),
         AWS_REGION: config.region,

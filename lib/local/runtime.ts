@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { AwsClients } from '../aws/clients.js';
 import type { EngineDeps } from '../engine/index.js';
 import {
@@ -47,9 +48,14 @@ export interface LocalRuntimeOptions {
   /**
    * Deliver the change feed (`Entity Changed` / `Entity Tombstoned` on the bus) from the Items
    * table's stream, as the stack's pipes do; the table needs its stream (bootstrap `changeFeed`).
-   * Absent: off.
+   * Absent: off. `streamsEndpoint` (AWS_ENDPOINT_URL_DYNAMODB_STREAMS) defaults to the DynamoDB
+   * endpoint; `streams` replaces the Streams client altogether (a test's, with its middleware).
    */
-  readonly changeFeed?: { readonly includeData: boolean };
+  readonly changeFeed?: {
+    readonly includeData: boolean;
+    readonly streamsEndpoint?: string | undefined;
+    readonly streams?: DynamoDBStreamsClient;
+  };
 }
 
 /**
@@ -119,6 +125,8 @@ export class LocalRuntime {
           itemsTable: deps.items.tableName,
           eventBus: deps.events.busName,
           includeData: this.options.changeFeed.includeData,
+          streamsEndpoint: this.options.changeFeed.streamsEndpoint,
+          ...(this.options.changeFeed.streams ? { streams: this.options.changeFeed.streams } : {}),
           logger: deps.logger,
           signal,
         }).catch((error: unknown) => deps.logger.error('change feed stopped', { error: String(error) })),

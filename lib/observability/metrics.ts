@@ -29,15 +29,68 @@ export const METRIC = {
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
+/** How a metric is counted, and the dimension keys it carries besides `service`. */
+export interface MetricSpec {
+  readonly unit: 'Count' | 'Seconds';
+  /** Keys of the one extra dimension set it is emitted with, in order; `[]`: `service` alone. */
+  readonly dimensions: readonly string[];
+}
+
+/**
+ * Every metric the code emits, with its unit and dimension keys: the one declaration the emit
+ * calls are typed by ({@link EngineMetrics}) and the dashboard and alarms read
+ * (infra/constructs/observability.ts). CloudWatch matches a metric by its exact dimension set, so a
+ * graph of `DeadLetters` by `service` alone shows nothing when the code emits `{service, Kind}`:
+ * a synth test holds every dashboard widget to this catalog.
+ */
+export const METRIC_CATALOG = {
+  [METRIC.pagesCommitted]: { unit: 'Count', dimensions: [] },
+  [METRIC.itemsLoaded]: { unit: 'Count', dimensions: [] },
+  [METRIC.retries]: { unit: 'Count', dimensions: ['ErrorClass'] },
+  [METRIC.deferrals]: { unit: 'Count', dimensions: [] },
+  [METRIC.deadLetters]: { unit: 'Count', dimensions: ['Kind'] },
+  [METRIC.droppedMessages]: { unit: 'Count', dimensions: ['Reason'] },
+  [METRIC.runsSucceeded]: { unit: 'Count', dimensions: [] },
+  [METRIC.runsFailed]: { unit: 'Count', dimensions: [] },
+  [METRIC.runsResumed]: { unit: 'Count', dimensions: ['Verdict'] },
+  [METRIC.runDurationSeconds]: { unit: 'Seconds', dimensions: [] },
+  [METRIC.runsWaiting]: { unit: 'Count', dimensions: [] },
+  [METRIC.oldestWaitSeconds]: { unit: 'Seconds', dimensions: [] },
+  [METRIC.pagesResent]: { unit: 'Count', dimensions: ['Reason'] },
+  [METRIC.budgetWaits]: { unit: 'Count', dimensions: [] },
+  [METRIC.budgetWaitSeconds]: { unit: 'Seconds', dimensions: [] },
+  [METRIC.budgetRejected]: { unit: 'Count', dimensions: [] },
+  [METRIC.tombstoned]: { unit: 'Count', dimensions: [] },
+} as const satisfies Record<MetricName, MetricSpec>;
+
+type Catalog = typeof METRIC_CATALOG;
+
+/** The metrics counted in `Count`. */
+export type CountMetricName = {
+  [N in MetricName]: Catalog[N]['unit'] extends 'Count' ? N : never;
+}[MetricName];
+/** The metrics measured in `Seconds`. */
+export type SecondsMetricName = Exclude<MetricName, CountMetricName>;
+
+/** The arguments after the name: a metric with a dimension key needs a value for it. */
+export type CountArgs<N extends CountMetricName> = Catalog[N]['dimensions'] extends readonly []
+  ? [value?: number]
+  : [value: number, dimension: { name: Catalog[N]['dimensions'][number]; value: string }];
+
 export const METRICS_NAMESPACE = 'Harvester';
 
 /** The Powertools service name of every log line, metric and trace. */
 export const SERVICE_NAME = 'harvester';
 
-/** The engine's view of metrics: counts with an optional dimension, published once per invocation. */
+/** The dimension set a metric is emitted with: Powertools adds `service` to every one. */
+export function emittedDimensions(name: MetricName): string[] {
+  return ['service', ...METRIC_CATALOG[name].dimensions];
+}
+
+/** The engine's view of metrics, typed by {@link METRIC_CATALOG}; published once per invocation. */
 export interface EngineMetrics {
-  count(name: MetricName, value?: number, dimension?: { name: string; value: string }): void;
-  seconds(name: MetricName, value: number): void;
+  count<N extends CountMetricName>(name: N, ...args: CountArgs<N>): void;
+  seconds(name: SecondsMetricName, value: number): void;
   flush(): void;
 }
 
@@ -53,7 +106,7 @@ export function powertoolsMetrics(
   metrics: Metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
 ): EngineMetrics {
   return {
-    count(name, value = 1, dimension) {
+    count(name, ...[value = 1, dimension]) {
       if (dimension) {
         const single = metrics.singleMetric();
         single.addDimension(dimension.name, dimension.value);

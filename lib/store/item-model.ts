@@ -31,6 +31,12 @@ export interface StoredItem {
   readonly changedAt?: number;
   /** The run whose write set {@link changedAt}. */
   readonly changedBy?: string;
+  /**
+   * How many changes (stores, new content, tombstones) the row has had, counted by the changing
+   * write itself: each change's number is one more than the last, so it orders one entity's
+   * change events. Absent on rows unchanged since the attribute was introduced.
+   */
+  readonly changeSeq?: number;
   /** Hash of the version and the canonical data: tells a changed re-read from an unchanged one. */
   readonly contentHash?: string;
   /** What the latest write did; the change feed publishes only `changed` and `tombstoned`. */

@@ -113,7 +113,7 @@ export class ItemStore {
             ExpressionAttributeValues: {
               ...values,
               ...(changed
-                ? { ':changedAt': this.clock(), ':runId': runId, ':changed': LAST_WRITE.changed }
+                ? { ':changedAt': this.clock(), ':runId': runId, ':changed': LAST_WRITE.changed, ':one': 1 }
                 : {}),
               ...(changed ? {} : { ':unchanged': LAST_WRITE.unchanged }),
             },
@@ -131,7 +131,7 @@ export class ItemStore {
     const branches = {
       newer: async () =>
         (await write(
-          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
+          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy${COUNT_CHANGE}`,
           'attribute_not_exists(entityId) OR #version < :version',
           true,
         )) && written(true),
@@ -146,7 +146,7 @@ export class ItemStore {
         )) && written(false),
       newContent: async () =>
         (await write(
-          `${set}${change('changed', true)}`,
+          `${set}${change('changed', true)}${COUNT_CHANGE}`,
           `${equal} AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
           true,
         )) && written(true),
@@ -346,9 +346,22 @@ export class ItemStore {
 
   /** A tombstone is a change: it moves the change stamp, so the change feed reports it. */
   private tombstoneValues(now: number, runId: string): Record<string, unknown> {
-    return { ':now': now, ':runId': runId, ':changedAt': this.clock(), ':tombstoned': LAST_WRITE.tombstoned };
+    return {
+      ':now': now,
+      ':runId': runId,
+      ':changedAt': this.clock(),
+      ':tombstoned': LAST_WRITE.tombstoned,
+      ':one': 1,
+    };
   }
 }
 
-const TOMBSTONE_UPDATE =
-  'SET tombstonedAt = :now, tombstonedBy = :runId, changedAt = :changedAt, changedBy = :runId, lastWrite = :tombstoned';
+/**
+ * Counts every change of a row (a store, new content, a tombstone) in `changeSeq`. The ADD is atomic
+ * within the conditional write that makes the change, so each change gets the next number: the
+ * per-entity order the change feed's events carry (`changeSequence`), which neither `changedAt`
+ * (writers' clocks) nor `version` (a tombstone keeps it) can give.
+ */
+const COUNT_CHANGE = ' ADD changeSeq :one';
+
+const TOMBSTONE_UPDATE = `SET tombstonedAt = :now, tombstonedBy = :runId, changedAt = :changedAt, changedBy = :runId, lastWrite = :tombstoned${COUNT_CHANGE}`;

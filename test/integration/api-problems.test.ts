@@ -531,6 +531,9 @@ describe('bad input', () => {
   it('the 409 of a busy source names the active run', async () => {
     const res = await send({ method: 'POST', url: `/sources/${SOURCE}/runs`, body: '{"mode":"full"}' });
     expect(res.json.activeRunId).toBe(activeRunId);
+    // Paste-able commands, not routes: wait for it or cancel it from the CLI.
+    expect(res.json.detail).toContain(`(harvester runs watch ${activeRunId})`);
+    expect(res.json.detail).toContain(`(harvester runs cancel ${activeRunId})`);
   });
 
   it('a 405 lists the allowed methods in Allow', async () => {

@@ -102,6 +102,13 @@ describe('the local change feed', () => {
     const second = await receive((events) => ofType(events, DETAIL_TYPES.entityChanged).length >= 10);
 
     expect(ofType(first, DETAIL_TYPES.entityChanged)).toHaveLength(30);
+    // Each change counts on its row: the first store is change 1, the next change of an entity 2.
+    expect(new Set(ofType(first, DETAIL_TYPES.entityChanged).map((e) => e.detail.changeSequence))).toEqual(
+      new Set([1]),
+    );
+    expect(new Set(ofType(second, DETAIL_TYPES.entityChanged).map((e) => e.detail.changeSequence))).toEqual(
+      new Set([2]),
+    );
     expect(ended.progress.processed).toBeGreaterThan(10);
     const changed = ofType(second, DETAIL_TYPES.entityChanged);
     expect(changed.map((e) => e.detail.entityId).sort()).toEqual(touched.map((e) => e.id).sort());
@@ -123,6 +130,8 @@ describe('the local change feed', () => {
     const tombstoned = ofType(events, DETAIL_TYPES.entityTombstoned);
     expect(tombstoned.map((e) => e.detail.entityId).sort()).toEqual(['e-000002', 'e-000003']);
     expect(tombstoned.every((e) => EntityEventDetailSchema.parse(e.detail).tombstonedAt !== null)).toBe(true);
+    // Stored once, never touched, then tombstoned: the tombstone is the entity's second change.
+    expect(tombstoned.map((e) => e.detail.changeSequence)).toEqual([2, 2]);
     expect(ofType(events, DETAIL_TYPES.entityChanged)).toEqual([]);
   }, 180_000);
 

@@ -155,6 +155,8 @@ describe('GET /sources/{id}/items/{entityId} and explain', () => {
     expect(deadLettered.status).toBe('dead_lettered');
     expect(deadLettered.discard).toBeNull();
     expect(deadLettered.summary).toMatch(/item too large/);
+    // The way out, as a command to paste.
+    expect(deadLettered.summary).toContain(`(harvester dlq retry ${sourceId})`);
     expect(deadLettered.deadLetters[0]).toMatchObject({ ref: 'e-000007' });
     expect(deadLettered.item).toBeNull();
     expect(tombstoned.status).toBe('tombstoned');

@@ -24,7 +24,7 @@ const CAP = 2;
 /** Counts of each metric the engine reported since the last reset. */
 const counted = new Map<MetricName, number>();
 const metrics: EngineMetrics = {
-  count: (name, value = 1) => counted.set(name, (counted.get(name) ?? 0) + value),
+  count: (name, ...[value]) => void counted.set(name, (counted.get(name) ?? 0) + (value ?? 1)),
   seconds: () => {},
   flush: () => {},
 };

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../lib/api/deps.js';
+import { parseSecretOption } from '../../lib/cli/commands/secrets.js';
 import { guardedFetch } from '../../lib/connectors/guarded-fetch.js';
 import { startRun } from '../../lib/engine/index.js';
 import { stableHash } from '../../lib/run/hash.js';
@@ -95,6 +96,49 @@ describe('a secret goes only to the origins it is bound to', () => {
     expect(check.json.ok).toBe(true); // still the owner's source
     expect(owner.saw(TOKEN)).toBe(true);
     expect(attacker.saw(TOKEN)).toBe(false);
+  });
+
+  it('a refused re-point names the harvester command that allows it, and that command, pasted, does', async () => {
+    const ref = 'ssm:/harvester/hinted/token';
+    values[ref] = 'tok-hinted';
+    await call('PUT', '/secret-bindings/hinted', { bindings: { [ref]: [owner.url] } });
+    expect(
+      (await call('PUT', '/sources/hinted', { connector: 'rest-json', config: restConfig(owner.url, ref) }))
+        .status,
+    ).toBe(201);
+
+    const refused = await call('PUT', '/sources/hinted', {
+      connector: 'rest-json',
+      config: restConfig(attacker.url, ref),
+    });
+    const message = (refused.json.errors as { message: string }[]).map((e) => e.message).join('\n');
+    const command = /re-binds it first: (harvester \S.*)$/m.exec(message)?.[1];
+
+    // The whole binding set, since `secrets bind` replaces it: the origin it had and the new one.
+    expect(command).toBe(`harvester secrets bind hinted --secret ${ref}=${owner.url},${attacker.url}`);
+    // Pasted: what the CLI sends for it (its own parser of --secret), then the same re-point.
+    const [, verb, sub, sourceId, flag, secret] = command!.split(' ');
+    expect([verb, sub, flag]).toEqual(['secrets', 'bind', '--secret']);
+    const { reference, origins } = parseSecretOption(secret!);
+    await call('PUT', `/secret-bindings/${sourceId}`, { bindings: { [reference]: origins } });
+    const again = await call('PUT', '/sources/hinted', {
+      connector: 'rest-json',
+      config: restConfig(attacker.url, ref),
+    });
+    expect(again.status).toBe(200);
+  });
+
+  it('a secret bound to nothing: the refusal binds it, with the origin the config names', async () => {
+    const ref = 'ssm:/harvester/fresh/token';
+    const refused = await call('PUT', '/sources/fresh', {
+      connector: 'rest-json',
+      config: restConfig(owner.url, ref),
+    });
+
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.json.errors)).toContain(
+      `secret ${ref} is bound to no origin; an administrator binds it first: harvester secrets bind fresh --secret ${ref}=${owner.url}`,
+    );
   });
 
   it('re-point and run: a request to an origin the binding no longer holds is refused at request time', async () => {

@@ -82,11 +82,11 @@ describe('ApiClient', () => {
   it('sends JSON bodies with a JSON content type, relative to the endpoint path', async () => {
     const seen: Request[] = [];
     const client = new ApiClient({
-      endpoint: 'https://host/prod',
+      endpoint: 'https://host/harvester',
       fetch: fakeFetch(202, '{"runId":"R"}', 'application/json', seen),
     });
     await client.request('POST', '/sources/a/runs', { mode: 'full' });
-    expect(seen[0]?.url).toBe('https://host/prod/sources/a/runs');
+    expect(seen[0]?.url).toBe('https://host/harvester/sources/a/runs');
     expect(seen[0]?.headers.get('content-type')).toBe('application/json');
     expect(await seen[0]?.json()).toEqual({ mode: 'full' });
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runEventDetail } from '../../lib/engine/index.js';
-import { entityEventOf, streamFilterPattern } from '../../lib/events/change-feed.js';
+import { entityEventOf, streamFilterPattern, supersedes } from '../../lib/events/change-feed.js';
 import {
   DETAIL_SCHEMAS,
   DETAIL_TYPES,
@@ -28,6 +28,7 @@ function streamRecord(lastWrite: string, extra: Record<string, unknown> = {}) {
         changedAt: { N: '1746093600000' },
         syncedAt: { N: '1746093600000' },
         lastWrite: { S: lastWrite },
+        changeSeq: { N: '3' },
         ...extra,
       },
     },
@@ -77,6 +78,7 @@ describe('what the code emits', () => {
       sourceId: 'acme',
       entityId: '42',
       version: '2025-05-01T10:00:00.000Z',
+      changeSequence: 3,
       runId: RUN_ID,
       changedAt: '2025-05-01T10:00:00.000Z',
       tombstonedAt: lastWrite === 'tombstoned' ? '2025-05-01T10:00:00.000Z' : null,
@@ -100,4 +102,43 @@ describe('what the code emits', () => {
       expect(JSON.stringify(patterns)).not.toContain(`"${lastWrite}"`);
     },
   );
+});
+
+describe("the order of one entity's events", () => {
+  // A stored entity (change 1), tombstoned (change 2), then stored again by a later run (change 3),
+  // at the same version: neither version nor a writer's clock could order these.
+  const record = (lastWrite: string, changeSeq: number, changedAt: number) =>
+    entityEventOf(
+      streamRecord(lastWrite, {
+        changeSeq: { N: String(changeSeq) },
+        changedAt: { N: String(changedAt) },
+        ...(lastWrite === 'tombstoned' ? { tombstonedAt: { N: String(changedAt) } } : {}),
+      }),
+      false,
+    )!.detail;
+  const stored = record('changed', 1, 1_000);
+  const tombstoned = record('tombstoned', 2, 2_000);
+  // The reviving writer's clock runs behind: its stamp is older than the tombstone's.
+  const revived = record('changed', 3, 1_500);
+  const latest = (arrivals: (typeof stored)[]) =>
+    arrivals.reduce<typeof stored | undefined>((held, e) => (supersedes(e, held) ? e : held), undefined);
+
+  it.each([
+    ['in order', [stored, tombstoned, revived]],
+    ['reversed', [revived, tombstoned, stored]],
+    ['tombstone last', [stored, revived, tombstoned]],
+    ['with repeats', [tombstoned, revived, tombstoned, stored, revived]],
+  ])('delivered %s, the consumer keeps the greatest changeSequence: the revived entity', (_, arrivals) => {
+    expect(latest(arrivals)).toBe(revived);
+  });
+
+  it('a repeat of the held change does not supersede it, a later one does', () => {
+    expect(supersedes(tombstoned, tombstoned)).toBe(false);
+    expect(supersedes(stored, tombstoned)).toBe(false);
+    expect(supersedes(revived, tombstoned)).toBe(true);
+  });
+
+  it('an event of another entity is never held back by this one', () => {
+    expect(supersedes({ ...stored, entityId: '43' }, revived)).toBe(true);
+  });
 });

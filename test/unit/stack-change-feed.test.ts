@@ -49,7 +49,7 @@ describe('the change feed setting', () => {
     }
   });
 
-  it('gives each pipe a role that reads only this stream, invokes only the enrichment and puts only on this bus', () => {
+  it('gives each pipe a role that reads only this stream, invokes only the enrichment, puts only on this bus and dead-letters only to its queue', () => {
     const fnArn = { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.changeFeed!.enrichment.fn), 'Arn'] };
     for (const role of on.stack.harvester.changeFeed!.roles) {
       const roleId = idOf(on.stack, role);
@@ -66,6 +66,7 @@ describe('the change feed setting', () => {
         ['dynamodb:ListStreams', '*'],
         ['lambda:InvokeFunction', fnArn],
         ['events:PutEvents', { 'Fn::GetAtt': [idOf(on.stack, on.stack.harvester.messaging.bus), 'Arn'] }],
+        ['sqs:SendMessage', { 'Fn::GetAtt': [expect.stringContaining('PipeDlq'), 'Arn'] }],
       ]);
     }
     // The enrichment reads and writes nothing: its role has logs and tracing only.
@@ -76,6 +77,57 @@ describe('the change feed setting', () => {
         (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action),
       );
     expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual([]);
+  });
+
+  it('gives each pipe a dead-letter queue of its own, with an alarm on its depth that notifies the topic', () => {
+    const feed = on.stack.harvester.changeFeed!;
+    const pipes = on.template.findResources('AWS::Pipes::Pipe');
+    const alarms = Object.values(on.template.findResources('AWS::CloudWatch::Alarm'));
+    const topic = idOf(on.stack, on.stack.harvester.notifications.topic);
+    const dlqIds = feed.pipes.map(
+      (pipe) =>
+        pipes[on.stack.getLogicalId(pipe)]!.Properties.SourceParameters.DynamoDBStreamParameters
+          .DeadLetterConfig.Arn['Fn::GetAtt'][0] as string,
+    );
+
+    expect(dlqIds).toHaveLength(2);
+    expect(new Set(dlqIds).size).toBe(2);
+    expect(dlqIds.sort()).toEqual(
+      Object.values(feed.deadLetterQueues)
+        .map((q) => idOf(on.stack, q))
+        .sort(),
+    );
+    for (const dlq of dlqIds) {
+      const onDepth = alarms.filter(
+        (a) =>
+          a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(a.Properties.Dimensions).includes(dlq),
+      );
+      expect(onDepth).toHaveLength(1);
+      expect(onDepth[0]!.Properties).toMatchObject({
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+      expect(JSON.stringify(onDepth[0]!.Properties.AlarmActions)).toContain(topic);
+    }
+  });
+
+  it("lets only its own pipe, in this account, assume each pipe's role", () => {
+    const pipes = on.template.findResources('AWS::Pipes::Pipe');
+    const roles = on.template.findResources('AWS::IAM::Role');
+    for (const [i, pipe] of on.stack.harvester.changeFeed!.pipes.entries()) {
+      const { Name, RoleArn } = pipes[on.stack.getLogicalId(pipe)]!.Properties;
+      const trust = roles[RoleArn['Fn::GetAtt'][0]]!.Properties.AssumeRolePolicyDocument.Statement;
+      const condition = JSON.stringify(trust[0].Condition);
+
+      expect(trust).toHaveLength(1);
+      expect(trust[0].Principal).toEqual({ Service: 'pipes.amazonaws.com' });
+      expect(trust[0].Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+      expect(condition).toContain(`:pipe/${Name}`);
+      // The other pipe's name is not accepted.
+      const other = on.stack.harvester.changeFeed!.pipes[1 - i]!;
+      expect(condition).not.toContain(`:pipe/${pipes[on.stack.getLogicalId(other)]!.Properties.Name}"`);
+    }
   });
 
   it('leaves no unacknowledged cdk-nag finding', () => {

@@ -55,5 +55,6 @@ export function connectorSecrets(
 ): BoundSecrets {
   return originBoundSecrets(deps.secretsFor(sourceId), fetchFn, sourceSecretOrigins(deps, sourceId), {
     allowLoopback: deps.sourcePolicy.allowLoopback,
+    sourceId,
   });
 }
