@@ -43,6 +43,21 @@ function wire(value: unknown): unknown {
   return value;
 }
 
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(wire(a)) === JSON.stringify(wire(b));
+}
+
+/** The attribute values a query's key condition fixes by equality (`sourceId = :s`), by attribute name. */
+function equalities(input: Request): Image {
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
+  const condition = (input.KeyConditionExpression as string | undefined) ?? '';
+  const fixed: Image = {};
+  for (const [, name, value] of condition.matchAll(/([#\w]+)\s*=\s*(:\w+)/g))
+    if (values[value!] !== undefined) fixed[names[name!] ?? name!] = values[value!];
+  return fixed;
+}
+
 /** The attributes `names` of `item`. */
 export function pick(item: Image, names: readonly string[]): Image {
   return Object.fromEntries(names.map((name) => [name, item[name]]));
@@ -127,9 +142,14 @@ export class StaleReads {
   ): Promise<Image[] | undefined> {
     const changed = keys.filter((k) => this.history.before(keyId(k), since));
     if (changed.length === 0 || !this.deps.draw()) return undefined;
-    const { table } = keys[0]!;
-    const names = (await this.deps.schema(table)).table;
-    const answer = new Map(current.map((item) => [keyId({ table, key: pick(item, names) }), item]));
+    // A projection may leave key attributes out: an item is the requested key its values match.
+    const same = (item: Image, k: ItemKey) =>
+      Object.entries(k.key).every(([name, v]) => item[name] === undefined || sameValue(item[name], v));
+    const answer = new Map<string, Image>();
+    for (const item of current) {
+      const k = keys.find((candidate) => same(item, candidate));
+      answer.set(k ? keyId(k) : JSON.stringify(item), item);
+    }
     for (const k of changed) {
       const earlier = this.history.before(keyId(k), since)!.image;
       if (earlier) answer.set(keyId(k), form(earlier));
@@ -146,7 +166,9 @@ export class StaleReads {
     form: (image: Image) => Image,
   ): Promise<Image[] | undefined> {
     const schema = await this.deps.schema(table);
-    const ids = items.map((item) => keyId({ table, key: pick(item, schema.table) }));
+    // A projection may leave key attributes out; the key condition's equalities name them.
+    const known = equalities(input);
+    const ids = items.map((item) => keyId({ table, key: pick({ ...known, ...item }, schema.table) }));
     if (!ids.some((id) => this.history.before(id, since)) || !this.deps.draw()) return undefined;
     const indexKeys = input.IndexName ? (schema.indexes.get(input.IndexName as string) ?? []) : [];
     return items.flatMap((item, i) => {
