@@ -8,6 +8,7 @@ import {
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type {
   HandlerExecutionContext,
   InitializeHandler,
@@ -72,6 +73,10 @@ function mulberry32(seed: number): () => number {
 }
 
 const metadata = { httpStatusCode: 400 };
+/** Marks, on a request's context, a write the layer asked for its old state (ALL_OLD). */
+const OWN_OLD = Symbol('harvesterDynamoFaultsOwnOld');
+/** As the document client stores values (lib/aws/clients.ts), to turn its answers back into the wire format. */
+const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: false } as const;
 
 /**
  * Whether a document client sent the request: its marshalling step marks the request's context
@@ -121,6 +126,20 @@ export class DynamoFaults {
     this.random = mulberry32(plan.seed);
   }
 
+  /** The plan in force. */
+  get planned(): DynamoFaultPlan {
+    return this.plan;
+  }
+
+  /**
+   * Resolves once no eventually consistent read can lag behind a write made before the call: a
+   * check that reads an index after the writes it checks waits this long, as on DynamoDB.
+   */
+  settle(): Promise<void> {
+    const ms = this.plan.staleRead ? this.staleMs() : 0;
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
   /** Replaces the plan (and reseeds), keeping the counts and what was written: tests arm faults after their setup. */
   set(plan: DynamoFaultPlan): void {
     this.plan = plan;
@@ -138,6 +157,23 @@ export class DynamoFaults {
     // Around the deserializer, inside the SDK's retry, as a service error would be: the input is in
     // DynamoDB's wire format (a document client marshalled it already), the output is a document
     // client's own (its unmarshalling sits closer to the deserializer) or the wire format.
+    // A single-item write that asks for nothing back is sent asking for its item's old state
+    // (ALL_OLD), which spares the layer a read and which the caller never sees. Before the request
+    // is serialized; the context tells the layer below which writes it changed.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Input;
+        const own =
+          this.plan.staleRead !== undefined &&
+          this.plan.staleRead > 0 &&
+          SINGLE_WRITES.has(context.commandName ?? '') &&
+          (input.ReturnValues ?? 'NONE') === 'NONE';
+        if (!own) return next(args);
+        (context as { [OWN_OLD]?: boolean })[OWN_OLD] = true;
+        return next({ ...args, input: { ...input, ReturnValues: 'ALL_OLD' } as never });
+      },
+      { step: 'initialize', priority: 'low', name: 'harvesterDynamoFaultsOldImage' },
+    );
     client.middlewareStack.addRelativeTo(
       (next: InitializeHandler<ServiceInputTypes, ServiceOutputTypes>, context: HandlerExecutionContext) =>
         async (
@@ -156,7 +192,8 @@ export class DynamoFaults {
               this.counts.staleReads++;
             return result;
           }
-          return this.write(command, input, () => next(args));
+          const own = (context as { [OWN_OLD]?: boolean })[OWN_OLD] === true;
+          return this.write(command, input, () => next(args), isDocument(context), own);
         },
       { name: 'harvesterDynamoFaults', relation: 'before', toMiddleware: 'deserializerMiddleware' },
     );
@@ -174,7 +211,13 @@ export class DynamoFaults {
     return true;
   }
 
-  private async write<T>(command: string, input: Input, send: () => Promise<T>): Promise<T> {
+  private async write<T extends { output: unknown }>(
+    command: string,
+    input: Input,
+    send: () => Promise<T>,
+    document: boolean,
+    ownOld: boolean,
+  ): Promise<T> {
     const keys = await this.writtenKeys(command, input);
     const ids = keys.map(keyId);
     if (command === 'TransactWriteItemsCommand') {
@@ -200,8 +243,20 @@ export class DynamoFaults {
     const held = command === 'TransactWriteItemsCommand' ? this.transacting : this.writing;
     for (const id of ids) held.set(id, (held.get(id) ?? 0) + 1);
     try {
-      // Earlier states are kept only while a stale read could show them.
-      const before = this.plan.staleRead ? await Promise.all(keys.map((k) => this.image(k))) : [];
+      // Earlier states are kept only while a stale read could show them. A single-item write
+      // that asked for nothing back brings its own (see install); any other write costs a
+      // consistent read of each item first.
+      if (ownOld) {
+        const result = await send();
+        const output = result.output as Output;
+        const old = output.Attributes as Image | undefined;
+        delete output.Attributes;
+        const wire = old && document ? (marshall(old, MARSHALL) as Image) : old;
+        this.stale.record(ids[0]!, Date.now(), wire);
+        return result;
+      }
+      if (!this.plan.staleRead) return await send();
+      const before = await Promise.all(keys.map((k) => this.image(k)));
       const result = await send();
       const at = Date.now();
       for (const [i, image] of before.entries()) this.stale.record(ids[i]!, at, image);

@@ -35,6 +35,14 @@ export class StaleHistory {
     return this.writes.get(id)?.find((w) => w.at > since);
   }
 
+  /** The ids of the items written since `since`, each with its state before its earliest write since. */
+  *writtenSince(since: number): Generator<[string, EarlierState]> {
+    for (const id of this.writes.keys()) {
+      const earlier = this.before(id, since);
+      if (earlier) yield [id, earlier];
+    }
+  }
+
   /** True when nothing was written in the last `windowMs`: no read can lag. */
   empty(now: number, windowMs: number): boolean {
     return this.writes.size === 0 || now - windowMs > this.newest;

@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { readStoredNumber } from '../json/lossless.js';
+import { keyConditionTest } from './key-condition.js';
 import { type Image, projectImage, StaleHistory } from './stale-history.js';
 
 type Request = Record<string, unknown>;
@@ -125,9 +126,9 @@ export class StaleReads {
       else delete output.Item;
       return true;
     }
-    const items = output.Items as Image[] | undefined;
-    if (!items || items.length === 0) return false;
-    const answer = await this.lagItems(table, items, since, input, (i) => form(i, input));
+    const items = (output.Items ?? []) as Image[];
+    if (items.length === 0 && command !== 'QueryCommand') return false;
+    const answer = await this.lagItems(table, items, since, input, output, (i) => form(i, input));
     if (!answer) return false;
     output.Items = answer;
     output.Count = answer.length;
@@ -163,15 +164,19 @@ export class StaleReads {
     items: readonly Image[],
     since: number,
     input: Request,
+    output: Output,
     form: (image: Image) => Image,
   ): Promise<Image[] | undefined> {
     const schema = await this.deps.schema(table);
     // A projection may leave key attributes out; the key condition's equalities name them.
     const known = equalities(input);
     const ids = items.map((item) => keyId({ table, key: pick({ ...known, ...item }, schema.table) }));
-    if (!ids.some((id) => this.history.before(id, since)) || !this.deps.draw()) return undefined;
     const indexKeys = input.IndexName ? (schema.indexes.get(input.IndexName as string) ?? []) : [];
-    return items.flatMap((item, i) => {
+    const inIndex = (image: Image) => !indexKeys.some((name) => image[name] === undefined);
+    const gone = this.leftTheRange(table, new Set(ids), since, input, output, inIndex);
+    if ((!ids.some((id) => this.history.before(id, since)) && gone.length === 0) || !this.deps.draw())
+      return undefined;
+    const kept = items.flatMap((item, i) => {
       const earlier = this.history.before(ids[i]!, since);
       if (!earlier) return [item];
       const image = earlier.image;
@@ -179,5 +184,31 @@ export class StaleReads {
       if (!image || indexKeys.some((name) => image[name] === undefined)) return [];
       return [input.FilterExpression ? item : form(image)];
     });
+    return [...kept, ...gone.map(form)];
+  }
+
+  /**
+   * Earlier states that a query's range held before a write moved the item out of it (a heartbeat
+   * that left the silent range, a row that left a sparse index), which a lagging index still
+   * returns. Only for a whole, unfiltered query whose key condition the layer can read.
+   */
+  private leftTheRange(
+    table: string,
+    returned: ReadonlySet<string>,
+    since: number,
+    input: Request,
+    output: Output,
+    inIndex: (image: Image) => boolean,
+  ): Image[] {
+    if (input.FilterExpression || input.Limit !== undefined || output.LastEvaluatedKey) return [];
+    const test = keyConditionTest(input);
+    if (!test) return [];
+    const gone: Image[] = [];
+    for (const [id, earlier] of this.history.writtenSince(since)) {
+      const image = earlier.image;
+      if (returned.has(id) || !image || JSON.parse(id)[0] !== table) continue;
+      if (inIndex(image) && test(image)) gone.push(image);
+    }
+    return gone;
   }
 }
