@@ -9,6 +9,8 @@ import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
 import pLimit from 'p-limit';
 import { AWS_SERVICES, type AwsService, type ServiceEndpoints } from '../config/endpoints.js';
 import { readStoredNumber } from '../json/lossless.js';
+import { installConflictRetry } from './conflict-retry.js';
+import type { DynamoFaults } from './dynamo-faults.js';
 
 /** The SDK clients Harvester talks to, created together so they share region and credentials. */
 export interface AwsClients {
@@ -75,6 +77,8 @@ export interface AwsClientOptions {
    * `captureAWSv3Client`, so each SDK call shows in the invocation's trace.
    */
   readonly capture?: <T>(client: T) => T;
+  /** Tests only: the seeded fault layer (conflicts, stale reads) on the DynamoDB clients; see lib/aws/dynamo-faults.ts. */
+  readonly dynamoFaults?: DynamoFaults;
 }
 
 const EMULATOR_CREDENTIALS: AwsCredentialIdentity = { accessKeyId: 'testing', secretAccessKey: 'testing' };
@@ -117,6 +121,8 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
+  installConflictRetry(dynamo);
+  options.dynamoFaults?.install(dynamo, new DynamoDBClient(base('dynamodb')));
   const s3 = s3Clients({ ...base('s3'), forcePathStyle: local }, options.middleware ?? [], capture);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

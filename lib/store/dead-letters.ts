@@ -149,6 +149,8 @@ export class DeadLetterStore {
         KeyConditionExpression: 'sourceId = :s',
         ExpressionAttributeValues: { ':s': sourceId },
         ProjectionExpression: 'sourceId, entryId',
+        // An entry written a moment ago is deleted too.
+        ConsistentRead: true,
       },
       (item) => ({ sourceId: item.sourceId, entryId: item.entryId }),
     );
@@ -208,6 +210,9 @@ export class DeadLetterStore {
         ExpressionAttributeValues: { ':s': sourceId, ':item': 'item#' },
         ProjectionExpression: 'entryId',
         Limit: 1,
+        // Decides whether the run looks for entries to resolve: a lagging "none" would leave open
+        // the entries of entities the run then stores.
+        ConsistentRead: true,
       }),
     );
     return (probe.Items ?? []).length > 0;
@@ -232,7 +237,10 @@ export class DeadLetterStore {
       while (keys && keys.length > 0) {
         const { Responses, UnprocessedKeys } = await this.doc.send(
           new BatchGetCommand({
-            RequestItems: { [this.tableName]: { Keys: keys, ProjectionExpression: 'entryId' } },
+            // A lagging read would miss an entry filed a moment ago, left open though its entity is stored.
+            RequestItems: {
+              [this.tableName]: { Keys: keys, ProjectionExpression: 'entryId', ConsistentRead: true },
+            },
           }),
         );
         for (const item of Responses?.[this.tableName] ?? []) open.add(item.entryId as string);
@@ -343,6 +351,10 @@ export class DeadLetterStore {
           },
           Limit: Math.max(limit - items.length, FILTERED_READ),
           ExclusiveStartKey: start,
+          // By source the listing is the dead-letter retry's slice: a lagging read would skip an
+          // entry filed a moment ago. By run it reads an index, which is never consistent: an
+          // operator's listing, which the next read completes.
+          ...(byRun ? {} : { ConsistentRead: true }),
         }),
       );
       for (const item of Items) {

@@ -15,14 +15,14 @@ export interface StoredState {
 const BATCH_KEYS = 100;
 
 /**
- * The stored state of `entityIds` (absent ids are not stored): one eventually consistent
+ * The stored state of `entityIds` (absent ids are not stored): one strongly consistent
  * BatchGetItem per 100 ids, only version, content hash and tombstone projected, unprocessed keys
  * retried with backoff.
  *
- * Eventually consistent is enough because the read only chooses; the write's condition still
- * judges. A stale answer can make the page attempt a write the condition refuses (and then try
- * the other branches), or skip an entity whose stored version has meanwhile become newer — which
- * the newer version wins anyway. It costs half a strongly consistent read.
+ * Strongly consistent because the read decides a skip that no condition judges: an entity whose
+ * content is unchanged is not written at all. A lagging answer from before a tombstone (a run
+ * that marked it deleted a moment ago) would show it live and unchanged, and the page would skip
+ * it, leaving a live entity tombstoned.
  */
 export async function readStoredStates(
   doc: DynamoDBDocumentClient,
@@ -46,6 +46,7 @@ export async function readStoredStates(
               Keys: keys,
               ProjectionExpression: 'entityId, #version, contentHash, tombstonedAt',
               ExpressionAttributeNames: { '#version': 'version' },
+              ConsistentRead: true,
             },
           },
         }),

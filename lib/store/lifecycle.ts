@@ -1,7 +1,7 @@
-import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ResumeRecord, RunFailure, SyncRun } from '../run/model.js';
 import { chainRefsOfItem } from './chain-reads.js';
-import { LockNotHeldError, RunNotFoundError, RunStateError, transactionReasons } from './errors.js';
+import { LockNotHeldError, RunNotFoundError, RunStateError } from './errors.js';
 import { endWrites, partitionGuard } from './run-chains.js';
 import { SourceStore, type SourceWatermark } from './sources.js';
 import { type NewRun, SyncRunStore } from './sync-runs.js';
@@ -38,21 +38,19 @@ export class RunLifecycle {
 
   /** Creates the queued run and takes its source's lock; {@link SourceBusyError} names the active run. */
   async createHoldingLock(run: NewRun): Promise<SyncRun> {
-    try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Update: SourceStore.acquireUpdate(this.sources.tableName, run.sourceId, run.runId, run.now) },
-            ...SyncRunStore.newItems(this.runs.tableName, run),
-          ],
-        }),
-      );
-    } catch (error) {
-      const reasons = transactionReasons(error);
-      if (reasons?.[0] === 'ConditionalCheckFailed')
-        throw await this.sources.explainLockRefusal(run.sourceId, error);
-      throw error;
-    }
+    // A collision with another transaction on the source (a run ending, another start) wrote
+    // nothing: it goes again, and then either takes the lock or meets the holder's refusal.
+    await transactWithRetry(this.doc, {
+      items: () => [
+        { Update: SourceStore.acquireUpdate(this.sources.tableName, run.sourceId, run.runId, run.now) },
+        ...SyncRunStore.newItems(this.runs.tableName, run),
+      ],
+      refused: async (reasons, error) => {
+        if (reasons[0] === 'ConditionalCheckFailed')
+          throw await this.sources.explainLockRefusal(run.sourceId, error);
+        throw error;
+      },
+    });
     return this.runs.require(run.runId);
   }
 

@@ -1,10 +1,4 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
 import {
   FIRST_EPOCH,
@@ -18,19 +12,14 @@ import {
 } from '../run/model.js';
 import { type ChainRef, chainKey, newChainItem } from './chain-item.js';
 import { chainRefsOfItem, withChains } from './chain-reads.js';
-import {
-  isConditionFailure,
-  RunExistsError,
-  RunNotFoundError,
-  type StoreError,
-  transactionReasons,
-} from './errors.js';
+import { isConditionFailure, RunExistsError, RunNotFoundError, type StoreError } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page, queryAll } from './paging.js';
 import { type Expected, explainRefusal } from './refusals.js';
 import { type Fence, fenceWrites } from './run-chains.js';
 import { RunHeads } from './run-heads.js';
 import { toSyncRun } from './run-item.js';
 import { type RunSummary, recentRunsOf, scanRuns } from './run-listings.js';
+import { transactWithRetry } from './transact-retry.js';
 
 export type { Fence } from './run-chains.js';
 export { RECENT_RUNS_READ, type RunSummary } from './run-listings.js';
@@ -84,15 +73,14 @@ export class SyncRunStore {
 
   /** Stores a new queued run (epoch 1, page 1 next). Fails with {@link RunExistsError} on a reused id. */
   async create(run: NewRun): Promise<SyncRun> {
-    try {
-      await this.doc.send(
-        new TransactWriteCommand({ TransactItems: SyncRunStore.newItems(this.tableName, run) }),
-      );
-    } catch (error) {
-      if (transactionReasons(error)?.[0] === 'ConditionalCheckFailed')
-        throw new RunExistsError(`run ${run.runId} exists`, { runId: run.runId });
-      throw error;
-    }
+    await transactWithRetry(this.doc, {
+      items: () => SyncRunStore.newItems(this.tableName, run),
+      refused: async (reasons, error) => {
+        if (reasons[0] === 'ConditionalCheckFailed')
+          throw new RunExistsError(`run ${run.runId} exists`, { runId: run.runId });
+        throw error;
+      },
+    });
     return this.require(run.runId);
   }
 
@@ -198,13 +186,14 @@ export class SyncRunStore {
    * new epoch.
    */
   async fence(f: Fence): Promise<number> {
-    try {
-      await this.doc.send(new TransactWriteCommand({ TransactItems: fenceWrites(this.tableName, f) }));
-    } catch (error) {
-      if (transactionReasons(error)?.includes('ConditionalCheckFailed'))
+    // A collision with a transaction on the run or a chain (a partition committing, the run
+    // ending) wrote nothing: the fence goes again, and then fences or learns it lost the race.
+    await transactWithRetry(this.doc, {
+      items: () => fenceWrites(this.tableName, f),
+      refused: async (_reasons, error) => {
         throw await this.explainRefusal(f.runId, { epoch: f.epoch }, error);
-      throw error;
-    }
+      },
+    });
     return f.epoch + 1;
   }
 

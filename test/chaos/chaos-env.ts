@@ -1,8 +1,11 @@
 import { afterAll, beforeAll } from 'vitest';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.js';
+import { DynamoFaults } from '../../lib/aws/dynamo-faults.js';
 import type { Entity } from '../../lib/connectors/contract.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { type MovableClock, movableClock } from '../../lib/local/movable-clock.js';
 import { LocalRuntime } from '../../lib/local/runtime.js';
+import { TEST_REGION } from '../support/aws.js';
 import { fastRetry, type TestEngine, useEngineWithFakes, workerProcessEnv } from '../support/harness.js';
 import { ChaosQueue } from './chaos-queue.js';
 import { ChaosHooks } from './hooks.js';
@@ -48,6 +51,8 @@ export interface ChaosEnv {
   readonly workers: InProcessWorkers;
   /** The reaper (ticked by hand), the page DLQ drain, and one worker process that can be SIGKILLed. */
   readonly runtime: LocalRuntime;
+  /** The DynamoDB fault layer on the engine's clients (inert until a trial arms it, see dynamo-trial-faults.ts). */
+  readonly faults: DynamoFaults;
 }
 
 /** In-process pollers; a worker process polls the same queue. */
@@ -84,7 +89,13 @@ export function useChaosEnv(): () => ChaosEnv {
     maxQueueDelayMs: 0,
   });
   let env: ChaosEnv | undefined;
+  const faults = new DynamoFaults({ seed: 0 });
+  let outOfBand: ReturnType<typeof createAwsClients> | undefined;
   beforeAll(() => {
+    // On the engine's own DynamoDB client (and so its document client), for the in-process
+    // workers, the reaper and the trials alike; the layer reads earlier states out of band.
+    outOfBand = createAwsClients({ region: TEST_REGION, endpoint: engine.aws.endpoint });
+    faults.install(engine.aws.clients.dynamo, outOfBand.dynamo);
     const queue = new ChaosQueue(engine.deps.queue);
     const seen = new SeenVersions();
     const items = Object.create(engine.deps.items) as EngineDeps['items'];
@@ -108,11 +119,12 @@ export function useChaosEnv(): () => ChaosEnv {
       workerClock: clock,
       workerEnv: { ...workerProcessEnv(engine), ...partitionEnv },
     }).start();
-    env = { engine, deps, clock, hooks, queue, seen, workers, runtime };
+    env = { engine, deps, clock, hooks, queue, seen, workers, runtime, faults };
   });
   // Registered after the engine's: runs first, so the pollers and the worker process stop before the engine's clients close.
   afterAll(async () => {
     if (env) await Promise.all([env.workers.stop(), env.runtime.stop()]);
+    if (outOfBand) destroyAwsClients(outOfBand);
   });
   return () => {
     if (!env) throw new Error('useChaosEnv(): the environment is set up in beforeAll');

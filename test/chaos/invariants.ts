@@ -52,6 +52,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const some = (ids: Iterable<string>) => [...ids].slice(0, 8).join(', ');
 
 async function listRunEntries(env: ChaosEnv, sourceId: string, runId: string): Promise<DeadLetter[]> {
+  // The by-run listing reads an index, which lags behind the run's last entries for a moment.
+  await env.faults.settle();
   const all: DeadLetter[] = [];
   let cursor: string | undefined;
   do {

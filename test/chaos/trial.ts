@@ -5,6 +5,7 @@ import type { RunMode } from '../../lib/run/model.js';
 import { startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource } from '../support/harness.js';
 import type { ChaosEnv } from './chaos-env.js';
+import { checkFaultsInjected, dynamoFaultPlan, faultsSince } from './dynamo-trial-faults.js';
 import type { PlannedCrash, StepContext } from './hooks.js';
 import { checkRun, type Expected } from './invariants.js';
 import { liveTrial } from './live-trial.js';
@@ -61,11 +62,18 @@ export async function runTrial(
       fakeRestConfig(fake.url, { pageSize: plan.pageSize }),
     );
     env.queue.arm(plan.delivery, rng);
+    const faultPlan = dynamoFaultPlan(plan.seed);
+    env.faults.set(faultPlan);
+    const counted = { ...env.faults.counts };
     const violations =
       connector === 's3-objects' ? await s3Trial(trial, supervisedRun) : await MODES[plan.mode](trial);
     log(`deliveries: ${JSON.stringify(env.queue.stats)}`);
+    const injected = faultsSince(counted, env.faults);
+    log(`dynamo faults: ${JSON.stringify(injected)}`);
+    violations.push(...checkFaultsInjected(faultPlan, injected));
     return { violations, timeline, ms: Date.now() - started };
   } finally {
+    env.faults.set({ seed: 0 });
     env.hooks.disarm();
     env.queue.disarm();
     await fake.stop();
