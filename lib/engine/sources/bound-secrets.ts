@@ -4,6 +4,7 @@ import {
   originBoundSecrets,
   type SecretOrigins,
 } from '../../connectors/secret-origins.js';
+import type { SecretScrubber } from '../../connectors/secret-scrub.js';
 import { ClassifiedError } from '../../retry/errors.js';
 import type { EngineDeps } from '../deps.js';
 
@@ -52,8 +53,11 @@ export function connectorSecrets(
   deps: Pick<EngineDeps, 'sourcePolicy' | 'secretBindings' | 'trust' | 'secretsFor'>,
   sourceId: string,
   fetchFn: typeof fetch,
+  /** Collects the values resolved, for the step that stores what the fetch returned. */
+  scrubber?: SecretScrubber,
 ): BoundSecrets {
   return originBoundSecrets(deps.secretsFor(sourceId), fetchFn, sourceSecretOrigins(deps, sourceId), {
     allowLoopback: deps.sourcePolicy.allowLoopback,
+    ...(scrubber ? { scrubber } : {}),
   });
 }

@@ -23,7 +23,7 @@ export function connectorContext(
   const budgeted = budgetedFetch(context);
   const recorded = trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted;
   // The origin check wraps the rest: a request refused for its secret spends no budget.
-  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, recorded);
+  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, recorded, context.scrubber);
   return {
     fetch,
     secrets,

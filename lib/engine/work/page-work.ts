@@ -77,11 +77,16 @@ export async function retryOwned<T>(
   // The attempt the source answered with a long wait is not spent either: a throttled page is
   // bounded by the progress budget, a failing one by its attempts. Failures before
   // the wait stay spent; the deferral carries them.
-  if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
-  if (outcome.kind !== 'ok') return outcome;
-  if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
+  // This is where what a source answered leaves the connector: records, cursors, plans and
+  // failure reasons are scrubbed of every secret the attempts resolved before anything is stored,
+  // shown or logged (a source may echo a header or put the token in its next-page URL).
+  const { scrub } = context.scrubber;
+  if (outcome.kind === 'defer')
+    return { ...outcome, reason: scrub(outcome.reason), attempts: outcome.attempts - 1 };
+  if (outcome.kind !== 'ok') return { ...outcome, reason: scrub(outcome.reason) };
+  if ('value' in outcome.value) return { ...outcome, value: scrub(outcome.value.value) };
   const wait = outcome.value.budgetWait;
-  return { kind: 'defer', untilMs: wait.until, reason: wait.message, attempts: outcome.attempts - 1 };
+  return { kind: 'defer', untilMs: wait.until, reason: scrub(wait.message), attempts: outcome.attempts - 1 };
 }
 
 /**
@@ -289,7 +294,9 @@ async function pageDeadLettered(
   await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: pageRef(message.cursor, window),
+    // A cursor filed before cursors were scrubbed may still carry a value; the ref (and so the
+    // entry id, which is the hash of a redacted ref) is filed scrubbed.
+    ref: context.scrubber.scrub(pageRef(message.cursor, window)),
     errorClass,
     reason,
     attempts,
