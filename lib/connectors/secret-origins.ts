@@ -75,6 +75,15 @@ function decodedWords(header: string): string[] {
     .map((word) => Buffer.from(word, 'base64').toString('utf8'));
 }
 
+/** Notes each base64 word of `header` that decodes to text holding a spelling of the value. */
+function noteEncodedWords(scrubber: SecretScrubber, header: string, spellings: readonly string[]): void {
+  for (const word of header.split(/\s+/)) {
+    if (word.length < 8 || !/^[A-Za-z0-9+/_-]+=*$/.test(word)) continue;
+    const decoded = Buffer.from(word, 'base64').toString('utf8');
+    if (spellings.some((s) => decoded.includes(s))) scrubber.noteSent(word);
+  }
+}
+
 function decodedUrl(url: URL): string {
   try {
     return decodeURIComponent(url.href.replace(/\+/g, ' '));
@@ -142,11 +151,9 @@ export function originBoundSecrets(
       if (carriers.length === 0) continue;
       const refusal = secretRequestRefusal(url, reference, bound.get(reference), options.allowLoopback);
       if (refusal) throw refused(refusal);
-      // What went on the wire is scrubbed as sent: a `Basic` header holds no spelling of the value.
-      for (const header of carriers.filter((c) => c !== url.href)) {
-        scrubber.noteSent(header);
-        for (const word of header.split(/\s+/).filter((w) => w.length >= 8)) scrubber.noteSent(word);
-      }
+      // What went on the wire is scrubbed as sent: a `Basic` credential (base64 of `user:secret`)
+      // holds no spelling of the value, so the encoded word itself is noted.
+      for (const header of carriers) noteEncodedWords(scrubber, header, spellings);
     }
     return fetchFn(input, init);
   };
