@@ -68,7 +68,8 @@ export function secretSpellings(value: string): string[] {
     spellings.add(encodeURIComponent(form));
     spellings.add(new URLSearchParams({ v: form }).toString().slice(2));
     for (const encoded of tryEncode(() => encodeURI(form))) spellings.add(encoded);
-    for (const encoded of tryEncode(() => new URL(`http://h/?${form}`).search.slice(1))) spellings.add(encoded);
+    for (const encoded of tryEncode(() => new URL(`http://h/?${form}`).search.slice(1)))
+      spellings.add(encoded);
     spellings.add(Buffer.from(form).toString('base64'));
     spellings.add(Buffer.from(form).toString('base64url'));
   }
@@ -103,7 +104,8 @@ export function createSecretScrubber(): SecretScrubber {
   };
   const scrubText = (text: string): string => {
     let out = text;
-    for (const spelling of spellings) if (out.includes(spelling)) out = out.split(spelling).join(REDACTED_SECRET);
+    for (const spelling of spellings)
+      if (out.includes(spelling)) out = out.split(spelling).join(REDACTED_SECRET);
     return out;
   };
   const walk = (value: unknown): unknown => {

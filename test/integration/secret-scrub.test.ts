@@ -83,10 +83,18 @@ async function observeBus(): Promise<string> {
   const rule = `${engine.aws.prefix}-all`;
   const bus = engine.aws.names.eventBus;
   await events.send(
-    new PutRuleCommand({ Name: rule, EventBusName: bus, EventPattern: JSON.stringify({ source: ['harvester'] }) }),
+    new PutRuleCommand({
+      Name: rule,
+      EventBusName: bus,
+      EventPattern: JSON.stringify({ source: ['harvester'] }),
+    }),
   );
   await events.send(
-    new PutTargetsCommand({ Rule: rule, EventBusName: bus, Targets: [{ Id: 'o', Arn: Attributes!.QueueArn! }] }),
+    new PutTargetsCommand({
+      Rule: rule,
+      EventBusName: bus,
+      Targets: [{ Id: 'o', Arn: Attributes!.QueueArn! }],
+    }),
   );
   return url;
 }
@@ -112,7 +120,9 @@ async function everyStoredItem(): Promise<string> {
   const { TableNames = [] } = await dynamodb.send(new ListTablesCommand({}));
   const mine = TableNames.filter((name) => name.startsWith(engine.aws.prefix));
   const scans = await Promise.all(
-    mine.map(async (TableName) => JSON.stringify((await dynamodb.send(new ScanCommand({ TableName }))).Items)),
+    mine.map(async (TableName) =>
+      JSON.stringify((await dynamodb.send(new ScanCommand({ TableName }))).Items),
+    ),
   );
   return scans.join('\n');
 }
@@ -172,7 +182,9 @@ describe('a bound source that echoes the token back', () => {
     expect(lines.some((line) => line.includes('page dead-lettered'))).toBe(true);
     // … and nothing kept it.
     expect(leaked(stored)).toEqual([]);
-    expect(leaked(JSON.stringify([item.json, letters.json, entries.map((e) => e.json), runs.json]))).toEqual([]);
+    expect(leaked(JSON.stringify([item.json, letters.json, entries.map((e) => e.json), runs.json]))).toEqual(
+      [],
+    );
     expect(leaked(JSON.stringify(check.json))).toEqual([]);
     expect(leaked(JSON.stringify(ended))).toEqual([]);
     expect(leaked(events.join('\n'))).toEqual([]);
