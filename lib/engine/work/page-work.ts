@@ -2,8 +2,7 @@ import { RELIABILITY } from '../../config/constants.js';
 import type { Entity, FetchedPage, TimeWindow } from '../../connectors/contract.js';
 import { unidentifiedRef } from '../../connectors/unidentified.js';
 import { METRIC } from '../../observability/metrics.js';
-import { retryWithBackoff } from '../../retry/loop.js';
-import type { RetryDeps, RetryOutcome } from '../../retry/outcome.js';
+import type { RetryOutcome } from '../../retry/outcome.js';
 import { FIRST_EPOCH } from '../../run/model.js';
 import { readWindow } from '../../run/partitions.js';
 import type { FiledBy } from '../../store/dead-letters.js';
@@ -21,73 +20,17 @@ import {
 import { endRun } from '../run/finish.js';
 import { effectiveSince, pageWatermark, startingWatermark } from '../run/watermark.js';
 import { connectorContext } from '../sources/connector-context.js';
-import { ownedSleep, RateBudgetWaitError } from '../sources/rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
 import { fileItemDeadLetter, mayResolveItemDeadLetters } from './item-dead-letters.js';
+import { retryOwned } from './owned-retry.js';
 import { recordListed } from './seen-listing.js';
 import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 
 export { laterVersion } from '../run/watermark.js';
-
-/**
- * Retry timing bound to the step's ownership: a backoff sleep ends early when a heartbeat learns
- * the run was cancelled or fenced, so a stopped worker never sleeps out a minute of backoff.
- */
-export function ownedRetryDeps(context: StepContext): RetryDeps {
-  return { ...context.deps.retry, sleep: ownedSleep(context) };
-}
-
-/**
- * Runs `operation` under the retry loop, checking ownership before every attempt: once the run
- * is lost the attempt throws the store's refusal, which no classifier retries, and the caller's
- * `ensureOwned()` turns the outcome into a clean stop.
- */
-export async function retryOwned<T>(
-  context: StepContext,
-  operation: () => Promise<T>,
-): Promise<RetryOutcome<T>> {
-  const { deps, connector } = context;
-  // A wait for the rate budget is not a failed attempt (no request was sent): it leaves the loop
-  // as a value, and becomes a deferral that keeps the attempts spent so far.
-  type Attempt = { readonly value: T } | { readonly budgetWait: RateBudgetWaitError };
-  const outcome = await retryWithBackoff<Attempt>(
-    async () => {
-      context.ensureOwned();
-      try {
-        return { value: await operation() };
-      } catch (error) {
-        if (error instanceof RateBudgetWaitError) return { budgetWait: error };
-        throw error;
-      }
-    },
-    (error) => connector.classify(error, deps.retry.now()),
-    ownedRetryDeps(context),
-    {
-      // Attempts spent by earlier deliveries that deferred this page count against its budget.
-      attemptsUsed: context.message.attempts ?? 0,
-      onRetry: ({ attempt, waitMs, classification }) => {
-        deps.metrics.count(METRIC.retries, 1, { name: 'ErrorClass', value: classification.errorClass });
-        context.log.info('retrying source request', { attempt, waitMs, reason: classification.reason });
-      },
-    },
-  );
-  // The attempt the source answered with a long wait is not spent either: a throttled page is
-  // bounded by the progress budget, a failing one by its attempts. Failures before
-  // the wait stay spent; the deferral carries them.
-  // This is where what a source answered leaves the connector: records, cursors, plans and
-  // failure reasons are scrubbed of every secret the attempts resolved before anything is stored,
-  // shown or logged (a source may echo a header or put the token in its next-page URL).
-  const { scrub } = context.scrubber;
-  if (outcome.kind === 'defer')
-    return { ...outcome, reason: scrub(outcome.reason), attempts: outcome.attempts - 1 };
-  if (outcome.kind !== 'ok') return { ...outcome, reason: scrub(outcome.reason) };
-  if ('value' in outcome.value) return { ...outcome, value: scrub(outcome.value.value) };
-  const wait = outcome.value.budgetWait;
-  return { kind: 'defer', untilMs: wait.until, reason: scrub(wait.message), attempts: outcome.attempts - 1 };
-}
+export { ownedRetryDeps, retryOwned } from './owned-retry.js';
 
 /**
  * Fetches a page with the retry loop, on the step's abort signal, in the run's own scope — or in
