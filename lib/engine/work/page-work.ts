@@ -50,7 +50,7 @@ export async function fetchWithRetry(
       // A stored position is read in the attempt: if it is gone, the page fails for good.
       await resolvedPosition(context.deps, cursor),
       scope
-        ? connectorContext(context, scope.since, scope.window, trail)
+        ? connectorContext(context, scope.since, scope.window, trail, scope.config)
         : connectorContext(context, effectiveSince(connector, params), undefined, trail),
     ),
   );
