@@ -1,3 +1,5 @@
+import { endOfString } from './lossless.js';
+
 /**
  * A memory cap, not only a byte cap. A body's bytes say little about what it costs once parsed: a
  * 16 MiB body of empty arrays (`[[],[],…]`, 5.6 million values) takes some 229 MB of heap as
@@ -67,19 +69,6 @@ function budgetMessage({ ceiling, limit, measured }: ParseBudgetExcess): string 
   if (ceiling === 'depth') return `nests deeper than ${limit} levels`;
   if (ceiling === 'values') return `holds more than ${limit} values`;
   return `would take more than ${Math.round(limit / 1_048_576)} MiB of memory once parsed (estimated ${Math.round(measured / 1_048_576)} MiB so far)`;
-}
-
-/** Index just past the string literal opening at `start` (or the text's end when unterminated). */
-function endOfString(text: string, start: number): number {
-  let from = start + 1;
-  for (;;) {
-    const quote = text.indexOf('"', from);
-    if (quote < 0) return text.length;
-    let backslashes = 0;
-    for (let i = quote - 1; text.charCodeAt(i) === 92; i--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
 }
 
 /** True for the characters a number or a literal (`true`, `false`, `null`) is made of. */
