@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { secretReferences } from '../connectors/secret-binding.js';
+import { createSecretScrubber } from '../connectors/secret-scrub.js';
 import type { EngineDeps } from '../engine/index.js';
 import { connectorSecrets, RateBudgetWaitError, spendingFetch } from '../engine/index.js';
 import { MAX_CONCURRENT_SOURCE_TESTS } from '../store/source-test-leases.js';
+import { scrubbedLogger } from '../observability/scrubbed-logger.js';
 import type { SourceRecord } from '../store/sources.js';
 import { SourceTestsBusyError } from './errors.js';
 
@@ -179,11 +181,13 @@ async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<Sour
     },
   };
   const signal = AbortSignal.timeout(SOURCE_TEST_TIMEOUT_MS);
+  // One scrubber for the check: its answer and its log lines never hold a value it resolved.
+  const scrubber = createSecretScrubber();
   // Like a run's, the check's request spends the credential's rate budget; a check is not worth a
   // long wait, so a budget spent for longer than a short pause is reported, not waited out.
   const budgeted = spendingFetch(connector, config, {
     deps: { ...deps, fetch: observing },
-    log: deps.logger,
+    log: scrubbedLogger(deps.logger, scrubber.scrub),
     ensureOwned: () => signal.throwIfAborted(),
     sleep: deps.retry.sleep,
     budget: { arrived: undefined, pending: undefined },
@@ -191,7 +195,13 @@ async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<Sour
   });
   // Secrets bound to their origins, checked per request, and scrubbed from whatever is answered;
   // a request refused for its secret spends no budget.
-  const bound = connectorSecrets(deps, source.sourceId, budgeted);
+  const bound = connectorSecrets(
+    deps,
+    source.sourceId,
+    budgeted,
+    scrubber,
+    connector.secretCarriers?.(config),
+  );
   try {
     const page = await connector.fetchPage(config, null, {
       fetch: bound.fetch,

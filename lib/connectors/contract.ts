@@ -120,6 +120,13 @@ export interface WindowPlan {
   readonly requests: number;
 }
 
+/** A header a connector sends a secret in: `Authorization` carries `ssm:/harvester/acme/token`. */
+export interface SecretCarrier {
+  readonly reference: string;
+  /** The header's name (compared without regard to case). */
+  readonly header: string;
+}
+
 /**
  * Whose rate budget a source's requests spend: the origin they go to and the reference of the
  * secret they carry (null: none). Sources that return the same credential share one budget and
@@ -203,6 +210,13 @@ export interface Connector<Config = unknown> {
    * its own SDK retries).
    */
   credential?(config: Config): CredentialScope | null;
+  /**
+   * Which request header carries which secret reference, for a config. The origin check holds a
+   * request sending one of these headers to the reference's binding whatever the header's value
+   * looks like (an encoding no search would recognise), besides searching every request for the
+   * values themselves. Absent: found by value only.
+   */
+  secretCarriers?(config: Config): readonly SecretCarrier[];
   /** Fetches the page at `cursor` (null: the first page, honouring `ctx.since`). */
   fetchPage(config: Config, cursor: string | null, ctx: ConnectorContext): Promise<FetchedPage>;
   /**

@@ -1,3 +1,4 @@
+import { ParseBudgetError, parseBudgetExcess } from '../json/budget.js';
 import { parseJson } from '../json/lossless.js';
 import { ClassifiedError, SourceHttpError, SourceResponseError, safeUrl } from '../retry/errors.js';
 import type { HeaderRecord } from '../retry/retry-after.js';
@@ -164,6 +165,15 @@ async function readJson(response: Response, requestedUrl: string, maxBytes: numb
     throw new SourceHttpError(response.status, headers, await readExcerpt(response), finalUrl);
   }
   const text = await readBounded(response, finalUrl, maxBytes);
+  // Measured before it is parsed: the byte cap bounds the text, not what parsing it would build.
+  const excess = parseBudgetExcess(text);
+  if (excess) {
+    // Permanent: the same answer would go over again. A fixed budget, not a source setting.
+    throw new ClassifiedError(
+      'permanent',
+      `the response from ${safeUrl(finalUrl)} ${new ParseBudgetError(excess).message}; refused unparsed (the parse budget, docs/limits.md)`,
+    );
+  }
   try {
     // Lossless: a 64-bit id or a 40-digit amount is kept as written, never rounded to a double.
     return { body: parseJson(text), headers, status: response.status, url: finalUrl };

@@ -1,7 +1,10 @@
 import { CLI_COMMANDS, shellWord } from '../config/cli-commands.js';
 import { isLoopbackHost } from '../config/origins.js';
 import { ClassifiedError } from '../retry/errors.js';
-import type { SecretResolver } from './contract.js';
+import type { SecretCarrier, SecretResolver } from './contract.js';
+import { createSecretScrubber, type SecretScrubber, secretSpellings, wireSecret } from './secret-scrub.js';
+
+export { REDACTED_SECRET } from './secret-scrub.js';
 
 /**
  * A secret goes only where its owner sent it. Each secret reference is bound to the origins
@@ -57,54 +60,124 @@ function requestUrl(input: Parameters<typeof fetch>[0]): URL {
   return new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
 }
 
-function headerValues(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): string[] {
-  const values: string[] = [];
+/** Every header of a request as `[lower-case name, value]`. */
+function requestHeaders(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+): [string, string][] {
+  const pairs: [string, string][] = [];
   const collect = (headers: Headers) => {
-    headers.forEach((value) => {
-      values.push(value);
+    headers.forEach((value, name) => {
+      pairs.push([name, value]);
     });
   };
   if (input instanceof Request) collect(input.headers);
   collect(new Headers(init?.headers));
-  return values;
+  return pairs;
 }
 
-/** True when a request shows `secret` in a header value or in its URL (raw or percent-encoded). */
-function carries(secret: string, url: URL, headers: readonly string[]): boolean {
-  if (secret.length === 0) return false;
-  if (headers.some((value) => value.includes(secret))) return true;
-  return url.href.includes(secret) || url.href.includes(encodeURIComponent(secret));
+/** References whose declared carrier header the request sends (a non-empty value). */
+function declaredIn(carriers: readonly SecretCarrier[], headers: readonly [string, string][]): Set<string> {
+  const sent = new Set(headers.filter(([, value]) => value.length > 0).map(([name]) => name));
+  return new Set(carriers.filter((c) => sent.has(c.header.toLowerCase())).map((c) => c.reference));
+}
+
+/** A header value's words that decode as base64 (a `Basic` credential is `user:secret` encoded). */
+function decodedWords(header: string): string[] {
+  return header
+    .split(/\s+/)
+    .filter((word) => word.length >= 8 && /^[A-Za-z0-9+/_-]+=*$/.test(word))
+    .map((word) => Buffer.from(word, 'base64').toString('utf8'));
+}
+
+/** Notes each base64 word of `header` that decodes to text holding a spelling of the value. */
+function noteEncodedWords(scrubber: SecretScrubber, header: string, spellings: readonly string[]): void {
+  for (const word of header.split(/\s+/)) {
+    if (word.length < 8 || !/^[A-Za-z0-9+/_-]+=*$/.test(word)) continue;
+    const decoded = Buffer.from(word, 'base64').toString('utf8');
+    if (spellings.some((s) => decoded.includes(s))) scrubber.noteSent(word);
+  }
+}
+
+function decodedUrl(url: URL): string {
+  try {
+    return decodeURIComponent(url.href.replace(/\+/g, ' '));
+  } catch {
+    return url.href;
+  }
+}
+
+/**
+ * Whether a request shows `secret` anywhere it goes on the wire: a header value (or a base64 word
+ * of one), the URL in any spelling (raw, percent- or form-encoded, decoded). `Headers` trims what
+ * it sends, and the values compared are the trimmed ones {@link wireSecret} hands out.
+ */
+function carries(spellings: readonly string[], url: URL, headers: readonly string[]): string[] {
+  const texts = [url.href, decodedUrl(url), ...url.searchParams.values()];
+  if (texts.some((text) => spellings.some((s) => text.includes(s)))) return [url.href];
+  return headers.filter((value) =>
+    [value, ...decodedWords(value)].some((text) => spellings.some((s) => text.includes(s))),
+  );
+}
+
+/** What {@link originBoundSecrets} takes besides the resolver, the fetch and the origins. */
+export interface BoundSecretsOptions {
+  readonly allowLoopback: boolean;
+  /** The source the secrets belong to: a refusal names the `harvester secrets bind` command for it. */
+  readonly sourceId?: string;
+  /**
+   * Collects every value resolved (and every header that carried one), for whoever stores or
+   * shows what the fetch returned; default a fresh one, reachable as `scrub`.
+   */
+  readonly scrubber?: SecretScrubber;
+  /**
+   * The headers the connector declares it sends each reference in: a request sending one is held
+   * to that reference's binding whatever its value (see `Connector.secretCarriers`).
+   */
+  readonly carriers?: readonly SecretCarrier[];
 }
 
 /**
  * A resolver and a fetch bound to each other and to `origins` (see the module documentation):
- * `secrets` refuses an unbound reference before any secret store is asked; `fetch` refuses, as a
- * permanent classified error, any request that carries a value `secrets` returned unless
- * its origin is bound to that reference and it goes over https.
+ * `secrets` refuses an unbound reference before any secret store is asked, and hands out the value
+ * trimmed as {@link wireSecret} does; `fetch` refuses, as a permanent classified error, any request
+ * that carries a value `secrets` returned unless its origin is bound to that reference and it goes
+ * over https.
  */
 export function originBoundSecrets(
   resolver: SecretResolver,
   fetchFn: typeof fetch,
   origins: SecretOrigins,
-  options: { readonly allowLoopback: boolean; readonly sourceId?: string },
+  options: BoundSecretsOptions,
 ): BoundSecrets {
+  const scrubber = options.scrubber ?? createSecretScrubber();
   const bound = new Map<string, readonly string[] | undefined>();
-  const resolved = new Map<string, string>();
+  const resolved = new Map<string, readonly string[]>();
   const secrets = async (reference: string): Promise<string> => {
     const allowed = await origins.originsFor(reference);
     bound.set(reference, allowed);
     if (!allowed || allowed.length === 0) throw refused(unboundMessage(reference, options.sourceId));
-    const value = await resolver(reference);
-    resolved.set(reference, value);
+    const stored = await resolver(reference);
+    // Noted before it is judged: a refused value is scrubbed from the refusal's surroundings too.
+    scrubber.note(stored);
+    const value = wireSecret(reference, stored);
+    scrubber.note(value);
+    resolved.set(reference, secretSpellings(value));
     return value;
   };
   const guarded = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
     const url = requestUrl(input);
-    const headers = headerValues(input, init);
-    for (const [reference, value] of resolved) {
-      if (!carries(value, url, headers)) continue;
+    const pairs = requestHeaders(input, init);
+    const headers = pairs.map(([, value]) => value);
+    const declared = declaredIn(options.carriers ?? [], pairs);
+    for (const [reference, spellings] of resolved) {
+      const carriers = carries(spellings, url, headers);
+      if (carriers.length === 0 && !declared.has(reference)) continue;
       const refusal = secretRequestRefusal(url, reference, bound.get(reference), options.allowLoopback);
       if (refusal) throw refused(refusal);
+      // What went on the wire is scrubbed as sent: a `Basic` credential (base64 of `user:secret`)
+      // holds no spelling of the value, so the encoded word itself is noted.
+      for (const header of carriers) noteEncodedWords(scrubber, header, spellings);
     }
     return fetchFn(input, init);
   };
@@ -112,7 +185,7 @@ export function originBoundSecrets(
   return {
     secrets: Object.assign(secrets, invalidate ? { invalidate: (r: string) => invalidate(r) } : {}),
     fetch: guarded as typeof fetch,
-    scrub: (value) => scrubValues(value, [...resolved.values()]),
+    scrub: (value) => scrubber.scrub(value),
   };
 }
 
@@ -126,22 +199,4 @@ export interface BoundSecrets {
    * headers back in a record or an error body.
    */
   scrub<T>(value: T): T;
-}
-
-/** Stands for a secret in anything shown or stored. */
-export const REDACTED_SECRET = '<redacted>';
-
-function scrubValues<T>(value: T, secrets: readonly string[]): T {
-  const present = secrets.filter((secret) => secret.length > 0);
-  if (present.length === 0) return value;
-  const scrubText = (text: string) =>
-    present.reduce((out, secret) => out.split(secret).join(REDACTED_SECRET), text);
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return scrubText(v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object')
-      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [scrubText(k), walk(inner)]));
-    return v;
-  };
-  return walk(value) as T;
 }

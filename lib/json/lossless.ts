@@ -68,7 +68,7 @@ function isNumberChar(code: number): boolean {
 }
 
 /** Index just past the string literal opening at `start` (or the text's end when unterminated). */
-function endOfString(text: string, start: number): number {
+export function endOfString(text: string, start: number): number {
   let from = start + 1;
   for (;;) {
     const quote = text.indexOf('"', from);

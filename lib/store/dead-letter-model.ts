@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { redactCursor } from '../connectors/redact-url.js';
+import { REDACTED, redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import type { ErrorClass } from '../retry/errors.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
@@ -101,7 +101,8 @@ export const EXCERPT_MAX_CHARS = 2_000;
 export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
   // Sort keys are limited to 1 KB; long refs (page URLs) are hashed. So are refs that carry a
   // credential (a next URL with a signature): the key is shown, and seals the API's list cursors.
-  return ref.length <= 200 && redactCursor(ref) === ref
+  // A ref the worker scrubbed of a secret value is hashed as well: it stood for one.
+  return ref.length <= 200 && redactCursor(ref) === ref && !ref.includes(REDACTED)
     ? `${kind}#${ref}`
     : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
 }

@@ -294,6 +294,43 @@ describe('a secret goes only to the origins it is bound to', () => {
   });
 });
 
+describe('a secret stored with trailing whitespace (`--value file://token.txt` keeps the newline)', () => {
+  const WS_REF = 'ssm:/harvester/ws/token';
+  const WS_TOKEN = 'tok-ws-0123456789';
+
+  beforeAll(async () => {
+    values[WS_REF] = `${WS_TOKEN}\n`;
+    await call('PUT', '/secret-bindings/ws', { bindings: { [WS_REF]: [owner.url, attacker.url] } });
+    expect(
+      (await call('PUT', '/sources/ws', { connector: 'rest-json', config: restConfig(owner.url, WS_REF) }))
+        .status,
+    ).toBe(201);
+  });
+
+  it('a connection check shows it redacted, though the source echoes what went on the wire', async () => {
+    const check = await call('POST', '/sources/ws/test');
+
+    expect(check.json.ok).toBe(true);
+    expect(owner.saw(`Bearer ${WS_TOKEN}`)).toBe(true); // sent trimmed, as Headers would anyway
+    expect(JSON.stringify(check.json)).not.toContain(WS_TOKEN);
+    expect(check.json.sample.data.headers.authorization).toBe('Bearer <redacted>');
+  });
+
+  it('is never sent to an origin the binding no longer holds', async () => {
+    expect(
+      (await call('PUT', '/sources/ws', { connector: 'rest-json', config: restConfig(attacker.url, WS_REF) }))
+        .status,
+    ).toBe(200);
+    await call('PUT', '/secret-bindings/ws', { bindings: { [WS_REF]: [owner.url] } });
+
+    const { ended, reasons } = await runToEnd('ws');
+
+    expect(ended.state).toBe('failed');
+    expect(reasons).toContain(`secret ${WS_REF} may not be sent to ${attacker.url}`);
+    expect(attacker.saw(WS_TOKEN)).toBe(false);
+  });
+});
+
 describe('a credential the source puts in its own next-page URL', () => {
   // S3 presigned URLs and some OAuth APIs answer with a next URL that carries `access_token` or
   // a signature: the worker must follow it as sent, and nobody may read it back.

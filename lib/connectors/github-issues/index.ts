@@ -207,6 +207,8 @@ export const githubIssuesConnector: Connector<GithubIssuesConfig> = {
     repo: config.repo.toLowerCase(),
     includePullRequests: config.includePullRequests,
   }),
+  secretCarriers: (config) =>
+    config.tokenRef ? [{ reference: config.tokenRef, header: 'Authorization' }] : [],
   credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,

@@ -206,6 +206,15 @@ export const gitlabIssuesConnector: Connector<GitlabIssuesConfig> = {
   configSchema: gitlabIssuesConfigSchema,
   manifestFor: (config) => ({ ...manifest, ...timing(config) }),
   streamIdentity: (config) => ({ baseUrl: config.baseUrl, project: config.project.toLowerCase() }),
+  secretCarriers: (config) =>
+    config.tokenRef
+      ? [
+          {
+            reference: config.tokenRef,
+            header: config.authHeader === 'bearer' ? 'Authorization' : 'PRIVATE-TOKEN',
+          },
+        ]
+      : [],
   credential: (config) => ({ origin: new URL(config.baseUrl).origin, secretRef: config.tokenRef ?? null }),
   fetchPage,
   fetchItem,

@@ -258,6 +258,8 @@ export const restJsonConnector: Connector<RestJsonConfig> = {
     idField: config.idField,
     updatedAtField: config.updatedAtField,
   }),
+  secretCarriers: (config) =>
+    config.auth ? [{ reference: config.auth.secretRef, header: config.auth.header }] : [],
   credential: (config) => ({
     origin: new URL(config.url).origin,
     secretRef: config.auth?.secretRef ?? null,

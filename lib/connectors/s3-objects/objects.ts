@@ -7,6 +7,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
+import { ParseBudgetError, parseBudgetExcess } from '../../json/budget.js';
 import { parseJson } from '../../json/lossless.js';
 import { ClassifiedError } from '../../retry/errors.js';
 import type { ConnectorContext } from '../contract.js';
@@ -133,6 +134,9 @@ async function withBody(
     return { ...current, bodySkipped: 'too_large' };
   }
   const text = (await output.Body?.transformToString()) ?? '';
+  // Bounded in memory as well as in bytes: a body over the parse budget is this record's problem.
+  const excess = parseBudgetExcess(text);
+  if (excess) return { ...current, bodyError: `body ${new ParseBudgetError(excess).message}` };
   try {
     return { ...current, body: parseJson(text) };
   } catch {

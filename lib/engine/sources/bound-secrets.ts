@@ -1,9 +1,11 @@
+import type { SecretCarrier } from '../../connectors/contract.js';
 import { sameSecret, secretBindingProblem } from '../../connectors/secret-binding.js';
 import {
   type BoundSecrets,
   originBoundSecrets,
   type SecretOrigins,
 } from '../../connectors/secret-origins.js';
+import type { SecretScrubber } from '../../connectors/secret-scrub.js';
 import { ClassifiedError } from '../../retry/errors.js';
 import type { EngineDeps } from '../deps.js';
 
@@ -52,9 +54,15 @@ export function connectorSecrets(
   deps: Pick<EngineDeps, 'sourcePolicy' | 'secretBindings' | 'trust' | 'secretsFor'>,
   sourceId: string,
   fetchFn: typeof fetch,
+  /** Collects the values resolved, for the step that stores what the fetch returned. */
+  scrubber?: SecretScrubber,
+  /** The headers the connector declares its secrets travel in (`Connector.secretCarriers`). */
+  carriers?: readonly SecretCarrier[],
 ): BoundSecrets {
   return originBoundSecrets(deps.secretsFor(sourceId), fetchFn, sourceSecretOrigins(deps, sourceId), {
     allowLoopback: deps.sourcePolicy.allowLoopback,
     sourceId,
+    ...(scrubber ? { scrubber } : {}),
+    ...(carriers ? { carriers } : {}),
   });
 }

@@ -18,12 +18,20 @@ export function connectorContext(
   window: TimeWindow | undefined = context.partition ? readWindow(context.partition) : undefined,
   /** Where to note the request that answered (an item's provenance); absent: not noted. */
   trail?: RequestTrail,
+  /** The config the connector fetches with (default the step's; a retried dead letter's own). */
+  config: unknown = context.config,
 ): ConnectorContext {
   const { deps, run, heartbeat } = context;
   const budgeted = budgetedFetch(context);
   const recorded = trail ? recordingFetch(budgeted, trail, () => deps.clock.now()) : budgeted;
   // The origin check wraps the rest: a request refused for its secret spends no budget.
-  const { secrets, fetch } = connectorSecrets(deps, run.sourceId, recorded);
+  const { secrets, fetch } = connectorSecrets(
+    deps,
+    run.sourceId,
+    recorded,
+    context.scrubber,
+    context.connector.secretCarriers?.(config),
+  );
   return {
     fetch,
     secrets,

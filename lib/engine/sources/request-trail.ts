@@ -42,6 +42,7 @@ export function stepProvenance(context: StepContext, trail?: RequestTrail): Item
     page: message.page,
     window: partition ? { from: partition.window.from, until: partition.window.until } : null,
     fetchedAt: trail?.at ?? deps.clock.now(),
-    request: trail?.url ?? null,
+    // The URL as sent may carry a secret in a parameter no name marks as a credential.
+    request: trail?.url ? context.scrubber.scrub(trail.url) : null,
   };
 }

@@ -1,4 +1,5 @@
 import type { Connector } from '../../connectors/contract.js';
+import type { SecretScrubber } from '../../connectors/secret-scrub.js';
 import type { HarvesterLogger } from '../../observability/logger.js';
 import { METRIC } from '../../observability/metrics.js';
 import type { PageMessage } from '../../queue/page-message.js';
@@ -37,7 +38,13 @@ export interface StepContext {
   readonly connector: Connector<unknown>;
   readonly config: unknown;
   readonly heartbeat: Heartbeat;
+  /** The log, scrubbed of every secret resolved in the step. */
   readonly log: HarvesterLogger;
+  /**
+   * Every secret value the step resolved (and every header that carried one): what leaves a fetch
+   * passes through it before it is stored, shown or logged.
+   */
+  readonly scrubber: SecretScrubber;
   /** Runs the test hook at a step point, then stops if the run was lost meanwhile. */
   checkpointHook(point: StepPoint): Promise<void>;
   /** Throws the heartbeat's refusal (fenced, cancelled) if a beat learned the run is no longer ours. */

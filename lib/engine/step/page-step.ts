@@ -1,7 +1,9 @@
 import { RELIABILITY } from '../../config/constants.js';
 import { secretReferences } from '../../connectors/secret-binding.js';
+import { createSecretScrubber, type SecretScrubber } from '../../connectors/secret-scrub.js';
 import { type HarvesterLogger, workLogger } from '../../observability/logger.js';
 import { METRIC } from '../../observability/metrics.js';
+import { scrubbedLogger } from '../../observability/scrubbed-logger.js';
 import type { PageMessage } from '../../queue/page-message.js';
 import type { SyncRun } from '../../run/model.js';
 import { runParams } from '../../run/params.js';
@@ -36,19 +38,43 @@ import { type DropReason, dropReason, runDropReason } from './message-check.js';
  * committed half-way.
  */
 export async function processPage(deps: EngineDeps, message: PageMessage): Promise<StepResult> {
-  const log = workLogger(deps.logger, {
+  // One scrubber for the whole step: every value resolved in it is kept out of its log lines,
+  // of what it stores, and of an error it lets escape (the handler logs that one).
+  const scrubber = createSecretScrubber();
+  try {
+    return await stepMessage(deps, message, scrubber);
+  } catch (error) {
+    throw scrubbedError(error, scrubber);
+  }
+}
+
+/** `error` with its message and stack scrubbed in place (its class decides what happens next). */
+function scrubbedError(error: unknown, scrubber: SecretScrubber): unknown {
+  if (!(error instanceof Error)) return scrubber.scrub(error);
+  error.message = scrubber.scrub(error.message);
+  if (error.stack !== undefined) error.stack = scrubber.scrub(error.stack);
+  return error;
+}
+
+async function stepMessage(
+  deps: EngineDeps,
+  message: PageMessage,
+  scrubber: SecretScrubber,
+): Promise<StepResult> {
+  const raw = workLogger(deps.logger, {
     runId: message.runId,
     sourceId: message.sourceId,
     epoch: message.epoch,
     page: message.page,
     ...(message.partition !== undefined ? { partition: message.partition } : {}),
   });
+  const log = scrubbedLogger(raw, scrubber.scrub);
   // The run item this container kept from the run's previous page stands in for a read; the claim
   // confirms it (lib/store/run-heads.ts). A refused claim reads the run and judges again.
   const kept =
     message.partition === undefined ? deps.runs.heads.recall(message.runId, message.epoch) : undefined;
   if (kept && !runDropReason(kept.run, message)) {
-    const result = await stepOnHead(deps, kept, message, log, true);
+    const result = await stepOnHead(deps, kept, message, log, true, scrubber);
     if (result !== HEAD_STALE) return result;
     deps.runs.heads.forget(message.runId);
   }
@@ -61,7 +87,7 @@ export async function processPage(deps: EngineDeps, message: PageMessage): Promi
     await endInlineRun(deps, head.run);
     return { outcome: 'failed', reason: CHAINS_INLINE };
   }
-  return (await stepOnHead(deps, head, message, log, false)) as StepResult;
+  return (await stepOnHead(deps, head, message, log, false, scrubber)) as StepResult;
 }
 
 /** A kept run item the claim did not confirm: the step reads the run and starts again. */
@@ -78,6 +104,7 @@ async function stepOnHead(
   message: PageMessage,
   log: HarvesterLogger,
   kept: boolean,
+  scrubber: SecretScrubber,
 ): Promise<StepResult | typeof HEAD_STALE> {
   let run = head.run;
   let claimed = false;
@@ -94,7 +121,7 @@ async function stepOnHead(
         : await deps.runs.heads.withChain(head.item, chain);
     const early = await continuationChecks(deps, run, message, log);
     if (early) return early;
-    return await processOwnedPage(deps, run, message, log);
+    return await processOwnedPage(deps, run, message, log, scrubber);
   } catch (error) {
     if (kept && !claimed && (error instanceof OwnershipLostError || error instanceof RunStateError))
       return HEAD_STALE;
@@ -203,6 +230,7 @@ async function processOwnedPage(
   run: SyncRun,
   message: PageMessage,
   log: HarvesterLogger,
+  scrubber: SecretScrubber,
 ): Promise<StepResult> {
   const { connectorName, rawConfig, configMac } = await runConnector(deps, run);
   const untrusted = await untrustedConfig(deps, run, connectorName, rawConfig, configMac);
@@ -239,6 +267,7 @@ async function processOwnedPage(
     config: parsed.data,
     heartbeat,
     log,
+    scrubber,
     async checkpointHook(point) {
       await deps.hooks?.at?.(point, {
         runId: run.runId,

@@ -2,8 +2,7 @@ import { RELIABILITY } from '../../config/constants.js';
 import type { Entity, FetchedPage, TimeWindow } from '../../connectors/contract.js';
 import { unidentifiedRef } from '../../connectors/unidentified.js';
 import { METRIC } from '../../observability/metrics.js';
-import { retryWithBackoff } from '../../retry/loop.js';
-import type { RetryDeps, RetryOutcome } from '../../retry/outcome.js';
+import type { RetryOutcome } from '../../retry/outcome.js';
 import { FIRST_EPOCH } from '../../run/model.js';
 import { readWindow } from '../../run/partitions.js';
 import type { FiledBy } from '../../store/dead-letters.js';
@@ -21,68 +20,17 @@ import {
 import { endRun } from '../run/finish.js';
 import { effectiveSince, pageWatermark, startingWatermark } from '../run/watermark.js';
 import { connectorContext } from '../sources/connector-context.js';
-import { ownedSleep, RateBudgetWaitError } from '../sources/rate-budget.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
 import { fileItemDeadLetter, mayResolveItemDeadLetters } from './item-dead-letters.js';
+import { retryOwned } from './owned-retry.js';
 import { recordListed } from './seen-listing.js';
 import { unreadByPartition } from './tail-reads.js';
 import { afterListingPage } from './tombstone-cursor.js';
 
 export { laterVersion } from '../run/watermark.js';
-
-/**
- * Retry timing bound to the step's ownership: a backoff sleep ends early when a heartbeat learns
- * the run was cancelled or fenced, so a stopped worker never sleeps out a minute of backoff.
- */
-export function ownedRetryDeps(context: StepContext): RetryDeps {
-  return { ...context.deps.retry, sleep: ownedSleep(context) };
-}
-
-/**
- * Runs `operation` under the retry loop, checking ownership before every attempt: once the run
- * is lost the attempt throws the store's refusal, which no classifier retries, and the caller's
- * `ensureOwned()` turns the outcome into a clean stop.
- */
-export async function retryOwned<T>(
-  context: StepContext,
-  operation: () => Promise<T>,
-): Promise<RetryOutcome<T>> {
-  const { deps, connector } = context;
-  // A wait for the rate budget is not a failed attempt (no request was sent): it leaves the loop
-  // as a value, and becomes a deferral that keeps the attempts spent so far.
-  type Attempt = { readonly value: T } | { readonly budgetWait: RateBudgetWaitError };
-  const outcome = await retryWithBackoff<Attempt>(
-    async () => {
-      context.ensureOwned();
-      try {
-        return { value: await operation() };
-      } catch (error) {
-        if (error instanceof RateBudgetWaitError) return { budgetWait: error };
-        throw error;
-      }
-    },
-    (error) => connector.classify(error, deps.retry.now()),
-    ownedRetryDeps(context),
-    {
-      // Attempts spent by earlier deliveries that deferred this page count against its budget.
-      attemptsUsed: context.message.attempts ?? 0,
-      onRetry: ({ attempt, waitMs, classification }) => {
-        deps.metrics.count(METRIC.retries, 1, { name: 'ErrorClass', value: classification.errorClass });
-        context.log.info('retrying source request', { attempt, waitMs, reason: classification.reason });
-      },
-    },
-  );
-  // The attempt the source answered with a long wait is not spent either: a throttled page is
-  // bounded by the progress budget, a failing one by its attempts. Failures before
-  // the wait stay spent; the deferral carries them.
-  if (outcome.kind === 'defer') return { ...outcome, attempts: outcome.attempts - 1 };
-  if (outcome.kind !== 'ok') return outcome;
-  if ('value' in outcome.value) return { ...outcome, value: outcome.value.value };
-  const wait = outcome.value.budgetWait;
-  return { kind: 'defer', untilMs: wait.until, reason: wait.message, attempts: outcome.attempts - 1 };
-}
+export { ownedRetryDeps, retryOwned } from './owned-retry.js';
 
 /**
  * Fetches a page with the retry loop, on the step's abort signal, in the run's own scope — or in
@@ -102,7 +50,7 @@ export async function fetchWithRetry(
       // A stored position is read in the attempt: if it is gone, the page fails for good.
       await resolvedPosition(context.deps, cursor),
       scope
-        ? connectorContext(context, scope.since, scope.window, trail)
+        ? connectorContext(context, scope.since, scope.window, trail, scope.config)
         : connectorContext(context, effectiveSince(connector, params), undefined, trail),
     ),
   );
@@ -289,7 +237,9 @@ async function pageDeadLettered(
   await deps.deadLetters.record({
     sourceId: run.sourceId,
     kind: 'page',
-    ref: pageRef(message.cursor, window),
+    // A cursor filed before cursors were scrubbed may still carry a value; the ref (and so the
+    // entry id, which is the hash of a redacted ref) is filed scrubbed.
+    ref: context.scrubber.scrub(pageRef(message.cursor, window)),
     errorClass,
     reason,
     attempts,
