@@ -8,6 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
 import pLimit from 'p-limit';
 import { readStoredNumber } from '../json/lossless.js';
+import { type StrictMode, strictDynamoDB, strictModeFromEnv } from './dynamo-rules.js';
 
 /** The SDK clients Harvester talks to, created together so they share region, endpoint and credentials. */
 export interface AwsClients {
@@ -55,6 +56,12 @@ export interface AwsClientOptions {
    */
   readonly serializeDynamoDB?: boolean;
   /**
+   * Refuse, unsent, every DynamoDB request real DynamoDB would refuse (lib/aws/dynamo-rules.ts),
+   * since emulators accept some of them. Default: `HARVESTER_STRICT_DYNAMODB` when set, else
+   * `throw` with an emulator endpoint and `off` on real AWS.
+   */
+  readonly strictDynamoDB?: StrictMode;
+  /**
    * Applied to every client as it is created; the Lambda functions pass the tracer's
    * `captureAWSv3Client`, so each SDK call shows in the invocation's trace.
    */
@@ -94,6 +101,9 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
+  const strict = options.strictDynamoDB ??
+    strictModeFromEnv() ?? { kind: options.endpoint ? 'throw' : 'off' };
+  if (strict.kind !== 'off') dynamo.middlewareStack.use(strictDynamoDB(base, strict));
   const s3 = s3Clients(base, options.middleware ?? [], capture);
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
