@@ -117,15 +117,24 @@ async function check(
   request: unknown,
   schemaOf: (table: string) => Promise<KeySchema | undefined>,
 ): Promise<Checked | null> {
-  if (!HttpRequest.isInstance(request) || typeof request.body !== 'string') return null;
+  if (!HttpRequest.isInstance(request)) return null;
   const operation = operationOf(request.headers);
-  if (operation === undefined) return null;
-  const body = JSON.parse(request.body) as Record<string, unknown>;
+  const text = bodyText(request.body);
+  if (operation === undefined || text === undefined) return null;
+  const body = JSON.parse(text) as Record<string, unknown>;
   const tables = [...new Set(tablesOf(operation, body))];
   const known = new Map<string, KeySchema | undefined>();
   for (const table of tables) known.set(table, await schemaOf(table));
   const violation = requestViolation(operation, body, (table) => known.get(table), dynalite());
   return violation ? { ...violation, operation, tables } : null;
+}
+
+/** The serialized JSON body: a string, or (current SDKs) its UTF-8 bytes. */
+function bodyText(body: unknown): string | undefined {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return undefined;
 }
 
 function operationOf(headers: Record<string, string>): CheckedOperation | undefined {
