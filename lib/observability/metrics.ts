@@ -26,6 +26,8 @@ export const METRIC = {
   budgetRejected: 'BudgetRejected',
   /** Items a reconciliation tombstoned (absence confirmed at the source). */
   tombstoned: 'Tombstoned',
+  /** DynamoDB requests refused for their shape (a code defect): each failed its page. */
+  requestsRefused: 'RequestsRefused',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
