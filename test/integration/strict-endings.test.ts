@@ -14,13 +14,18 @@ import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harnes
  */
 
 let fake: FakeSource;
-const sourceId = 'strict-endings';
 
 const { engine, startFake } = useEngineWithFakes('strictend', { workers: 0 });
 beforeAll(async () => {
-  fake = await startFake({ entities: 120, seed: 31 });
-  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  fake = await startFake({ entities: 60, seed: 31 });
 });
+
+/** A source of its own for each test, synced once in full, so each run below stands alone. */
+async function syncedSource(sourceId: string): Promise<string> {
+  await putSource(engine.deps, sourceId, 'rest-json', fakeRestConfig(fake.url));
+  expect((await runToEnd(sourceId, 'full')).state).toBe('succeeded');
+  return sourceId;
+}
 
 /** Receives and deletes every page message now visible in the queue. */
 async function takeMessages(): Promise<PageMessage[]> {
@@ -36,7 +41,7 @@ async function takeMessages(): Promise<PageMessage[]> {
 }
 
 /** Runs `mode` to its end, delivering its page messages by hand; a page that throws fails the test. */
-async function runToEnd(mode: RunMode): Promise<SyncRun> {
+async function runToEnd(sourceId: string, mode: RunMode): Promise<SyncRun> {
   const { runId } = await startRun(engine.deps, { sourceId, mode });
   for (let round = 0; round < 50; round++) {
     const run = await engine.deps.runs.require(runId);
@@ -56,26 +61,29 @@ describe('with DynamoDB’s request rules enforced', () => {
   });
 
   it('a single-chain incremental run ends succeeded', async () => {
-    expect((await runToEnd('full')).state).toBe('succeeded');
-    fake.control.touch([3, 30, 90]);
+    const sourceId = await syncedSource('strict-incremental');
+    fake.control.touch([3, 30, 50]);
 
-    const run = await runToEnd('incremental');
+    const run = await runToEnd(sourceId, 'incremental');
 
     expect(run.state).toBe('succeeded');
   });
 
   it('a reconciliation run ends succeeded', async () => {
-    const run = await runToEnd('reconciliation');
+    const sourceId = await syncedSource('strict-reconciliation');
+
+    const run = await runToEnd(sourceId, 'reconciliation');
 
     expect(run.state).toBe('succeeded');
   });
 
   it('a dlq_retry run ends succeeded', async () => {
+    const sourceId = await syncedSource('strict-dlq-retry');
     fake.control.setProfile({ perPathOverrides: { '/records': { forceStatus: 400 } } });
-    expect((await runToEnd('incremental')).failure?.reason).toBe('page_failed');
+    expect((await runToEnd(sourceId, 'incremental')).failure?.reason).toBe('page_failed');
     fake.control.setProfile('none');
 
-    const run = await runToEnd('dlq_retry');
+    const run = await runToEnd(sourceId, 'dlq_retry');
 
     expect(run.state).toBe('succeeded');
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
