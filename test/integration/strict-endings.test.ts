@@ -1,8 +1,11 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { BuildMiddleware } from '@smithy/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { processPage, startRun } from '../../lib/engine/index.js';
+import { METRIC, type MetricName } from '../../lib/observability/metrics.js';
 import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
+import { RequestRefusedError } from '../../lib/store/errors.js';
 import type { FakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
@@ -14,10 +17,32 @@ import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harnes
  */
 
 let fake: FakeSource;
+/** When set, each item write leaves with one expression value too many (a request-shape defect). */
+let addUnusedValue = false;
+
+/** Runs on the wire request before the strict layer: the defect the last test plants. */
+const planting: BuildMiddleware<object, object> = (next) => async (args) => {
+  const request = args.request as { headers: Record<string, string>; body: unknown };
+  const target = String(request.headers['x-amz-target']);
+  if (addUnusedValue && target.endsWith('.UpdateItem')) {
+    const body = JSON.parse(Buffer.from(request.body as Uint8Array).toString('utf8'));
+    if (body.TableName === engine.aws.names.itemsTable) {
+      body.ExpressionAttributeValues[':harvesterUnused'] = { N: '0' };
+      request.body = JSON.stringify(body);
+      request.headers['content-length'] = String(Buffer.byteLength(request.body as string));
+    }
+  }
+  return next(args);
+};
 
 const { engine, startFake } = useEngineWithFakes('strictend', { workers: 0 });
 beforeAll(async () => {
   fake = await startFake({ entities: 60, seed: 31 });
+  engine.aws.clients.dynamo.middlewareStack.add(planting as never, {
+    step: 'build',
+    priority: 'high',
+    name: 'testPlanting',
+  });
 });
 
 /** A source of its own for each test, synced once in full, so each run below stands alone. */
@@ -87,5 +112,27 @@ describe('with DynamoDB’s request rules enforced', () => {
 
     expect(run.state).toBe('succeeded');
     expect(await engine.deps.deadLetters.listAll(sourceId)).toEqual([]);
+  });
+
+  it('an item write refused for its shape fails the page, counted as a refused request', async () => {
+    await putSource(engine.deps, 'strict-refused', 'rest-json', fakeRestConfig(fake.url));
+    const counted: MetricName[] = [];
+    const deps = {
+      ...engine.deps,
+      metrics: { ...engine.deps.metrics, count: (name: MetricName) => counted.push(name) },
+    };
+    const { runId } = await startRun(engine.deps, { sourceId: 'strict-refused', mode: 'incremental' });
+    const [first] = (await takeMessages()).filter((message) => message.runId === runId);
+    addUnusedValue = true;
+
+    const failure = await processPage(deps, first!).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    addUnusedValue = false;
+
+    expect(failure).toBeInstanceOf(RequestRefusedError);
+    expect(counted).toContain(METRIC.requestsRefused);
+    expect(await engine.deps.deadLetters.listAll('strict-refused')).toEqual([]);
   });
 });
