@@ -221,8 +221,3 @@ function dynalite(): DynaliteValidations {
   };
   return loaded;
 }
-
-/** dynalite's validations, for the rule tests that call the checks directly. */
-export function dynaliteValidations(): DynaliteValidations {
-  return dynalite();
-}

@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse } from '@smithy/protocol-http';
 import type { HttpRequest } from '@smithy/types';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.js';
 import { type StrictMode, strictDynamoDB, strictModeFromEnv } from '../../lib/aws/dynamo-rules.js';
 
 /**
@@ -349,5 +350,21 @@ describe('the strict DynamoDB layer', () => {
     expect(() => strictModeFromEnv({ HARVESTER_STRICT_DYNAMODB: 'loud' })).toThrow(
       /off, on, or report:<file>/,
     );
+  });
+
+  it.each([
+    ['with an emulator endpoint', { endpoint: 'http://127.0.0.1:1' }, true],
+    ['on real AWS', {}, false],
+    ['when told off', { endpoint: 'http://127.0.0.1:1', strictDynamoDB: { kind: 'off' } as const }, false],
+  ])('createAwsClients puts the layer on the DynamoDB client %s: %s', (_where, options, on) => {
+    // The defaults, whatever mode the shell running the tests asks for.
+    vi.stubEnv('HARVESTER_STRICT_DYNAMODB', '');
+    const clients = createAwsClients({ region: 'us-east-1', ...options });
+    vi.unstubAllEnvs();
+
+    const names = clients.dynamo.middlewareStack.identify();
+
+    expect(names.some((name) => name.startsWith('harvesterStrictDynamoDB'))).toBe(on);
+    destroyAwsClients(clients);
   });
 });
