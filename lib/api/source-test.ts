@@ -4,8 +4,8 @@ import { secretReferences } from '../connectors/secret-binding.js';
 import { createSecretScrubber } from '../connectors/secret-scrub.js';
 import type { EngineDeps } from '../engine/index.js';
 import { connectorSecrets, RateBudgetWaitError, spendingFetch } from '../engine/index.js';
-import { MAX_CONCURRENT_SOURCE_TESTS } from '../store/source-test-leases.js';
 import { scrubbedLogger } from '../observability/scrubbed-logger.js';
+import { MAX_CONCURRENT_SOURCE_TESTS } from '../store/source-test-leases.js';
 import type { SourceRecord } from '../store/sources.js';
 import { SourceTestsBusyError } from './errors.js';
 

@@ -11,6 +11,7 @@ import { AWS_SERVICES, type AwsService, type ServiceEndpoints } from '../config/
 import { readStoredNumber } from '../json/lossless.js';
 import { installConflictRetry } from './conflict-retry.js';
 import type { DynamoFaults } from './dynamo-faults.js';
+import { type StrictMode, strictDynamoDB, strictModeFromEnv } from './dynamo-rules.js';
 
 /** The SDK clients Harvester talks to, created together so they share region and credentials. */
 export interface AwsClients {
@@ -73,6 +74,12 @@ export interface AwsClientOptions {
    */
   readonly serializeDynamoDB?: boolean;
   /**
+   * Refuse, unsent, every DynamoDB request real DynamoDB would refuse (lib/aws/dynamo-rules.ts),
+   * since emulators accept some of them. Default: `HARVESTER_STRICT_DYNAMODB` when set, else
+   * `throw` with an emulator endpoint and `off` on real AWS.
+   */
+  readonly strictDynamoDB?: StrictMode;
+  /**
    * Applied to every client as it is created; the Lambda functions pass the tracer's
    * `captureAWSv3Client`, so each SDK call shows in the invocation's trace.
    */
@@ -121,6 +128,10 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
       name: 'harvesterSerializeDynamoDB',
     });
   }
+  // DynamoDB's own request rules, wherever DynamoDB is an emulator that does not enforce them.
+  const strict = options.strictDynamoDB ??
+    strictModeFromEnv() ?? { kind: endpoints.dynamodb ? 'throw' : 'off' };
+  if (strict.kind !== 'off') dynamo.middlewareStack.use(strictDynamoDB(base('dynamodb'), strict));
   installConflictRetry(dynamo);
   options.dynamoFaults?.install(dynamo, new DynamoDBClient(base('dynamodb')));
   const s3 = s3Clients({ ...base('s3'), forcePathStyle: local }, options.middleware ?? [], capture);

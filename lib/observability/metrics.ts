@@ -26,6 +26,8 @@ export const METRIC = {
   budgetRejected: 'BudgetRejected',
   /** Items a reconciliation tombstoned (absence confirmed at the source). */
   tombstoned: 'Tombstoned',
+  /** DynamoDB requests refused for their shape (a code defect): each failed its page. */
+  requestsRefused: 'RequestsRefused',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
@@ -61,6 +63,7 @@ export const METRIC_CATALOG = {
   [METRIC.budgetWaitSeconds]: { unit: 'Seconds', dimensions: [] },
   [METRIC.budgetRejected]: { unit: 'Count', dimensions: [] },
   [METRIC.tombstoned]: { unit: 'Count', dimensions: [] },
+  [METRIC.requestsRefused]: { unit: 'Count', dimensions: [] },
 } as const satisfies Record<MetricName, MetricSpec>;
 
 type Catalog = typeof METRIC_CATALOG;

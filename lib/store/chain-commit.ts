@@ -119,7 +119,10 @@ function runEnding(
   before: ChainCounters,
 ): TransactItem {
   const partition = c.ref.partition !== undefined;
-  const values = { ':running': 'running', ':epoch': c.epoch, ':one': 1 };
+  // DynamoDB refuses a value no expression of its own action uses, so each action sends only
+  // its own: `:one` exists only where a partition's count is touched or compared.
+  const values = { ':running': 'running', ':epoch': c.epoch };
+  const countsPartitions = partition || ending === 'last_open';
   if (ending === 'idle') {
     // The open window waits for its tail pass: only while another partition is open (this one
     // and at least one more), since the last other one to finish arms the tail pass.
@@ -159,6 +162,7 @@ function runEnding(
         ':tombstoned': before.tombstoned + (c.tombstoned ?? 0),
         ':gone': before.gone + (c.gone ?? 0),
         ':now': c.now,
+        ...(countsPartitions ? { ':one': 1 } : {}),
       },
     },
   };

@@ -124,11 +124,50 @@ export function transactionReasons(error: unknown): (string | undefined)[] | und
 }
 
 /**
- * DynamoDB's reason for refusing an item's values (`ValidationException`: a number out of range,
- * nesting too deep, an item over 400 KB), or null for any other error. The item writes use fixed
- * expressions, so such a refusal is about the entity, never about the request's shape.
+ * DynamoDB refused a request for its shape (an unused expression value, a reserved word, a
+ * malformed expression): a defect in Harvester's code, never in the record it carried. It fails
+ * the page loudly instead of dead-lettering each entity: with such a defect every entity of every
+ * page would be refused the same way.
+ */
+export class RequestRefusedError extends StoreError {
+  override readonly name = 'RequestRefusedError';
+}
+
+/**
+ * The refusals that are about one item's contents: DynamoDB's limits on item size, nesting
+ * depth, key length and numbers (messages as DynamoDB words them). Only these make an entity
+ * `unstorable`; any other `ValidationException` is about the request.
+ */
+const ITEM_LIMIT_REFUSALS = [
+  /Item size (?:to update )?has exceeded the maximum allowed size/,
+  /Nesting Levels have exceeded supported limits/,
+  /Size of hashkey has exceeded the maximum size limit/,
+  /Aggregated size of all range keys has exceeded the size limit/,
+  /Number (?:overflow|underflow)\. Attempting to store a number with magnitude/,
+  /Attempting to store more than 38 significant digits in a Number/,
+];
+
+function isValidation(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ValidationException';
+}
+
+/**
+ * DynamoDB's reason for refusing an item for its contents (a number out of range, nesting too
+ * deep, an item over 400 KB, a key too long), or null for any other error, a refusal of the
+ * request's shape included (see {@link requestRefusal}).
  */
 export function valueRefusal(error: unknown): string | null {
-  if (!(error instanceof Error) || error.name !== 'ValidationException') return null;
+  if (!isValidation(error) || !ITEM_LIMIT_REFUSALS.some((limit) => limit.test(error.message))) return null;
   return `DynamoDB refused the record: ${error.message}`;
+}
+
+/**
+ * The {@link RequestRefusedError} for a `ValidationException` that is not about the item's
+ * contents, or null for any other error.
+ */
+export function requestRefusal(error: unknown, context: Record<string, unknown>): RequestRefusedError | null {
+  if (!isValidation(error) || valueRefusal(error) !== null) return null;
+  return new RequestRefusedError(`DynamoDB refused the request itself: ${error.message}`, context, {
+    cause: error,
+  });
 }

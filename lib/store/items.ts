@@ -9,7 +9,7 @@ import {
 import pLimit from 'p-limit';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
-import { isConditionFailure, valueRefusal } from './errors.js';
+import { isConditionFailure, requestRefusal, valueRefusal } from './errors.js';
 import {
   approximateItemBytes,
   contentHashOf,
@@ -176,8 +176,9 @@ export class ItemStore {
 
   /**
    * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
-   * limit `storable.ts` does not foresee) makes that entity `unstorable`; any other storage error
-   * rejects (the page is retried whole).
+   * limit `storable.ts` does not foresee) makes that entity `unstorable`; DynamoDB refusing the
+   * request's shape rejects with `RequestRefusedError` (a defect, not the record's); any other
+   * storage error rejects (the page is retried whole).
    */
   async loadAll(
     sourceId: string,
@@ -208,8 +209,8 @@ export class ItemStore {
           this.load(sourceId, entity, runId, now, epoch, provenance, readOf(entity)).catch(
             (error: unknown): LoadResult => {
               const refusal = valueRefusal(error);
-              if (refusal === null) throw error;
-              return { entityId: entity.id, status: 'unstorable', reason: refusal };
+              if (refusal !== null) return { entityId: entity.id, status: 'unstorable', reason: refusal };
+              throw requestRefusal(error, { sourceId, entityId: entity.id }) ?? error;
             },
           ),
         ),

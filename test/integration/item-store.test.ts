@@ -138,3 +138,16 @@ describe('the reconciliation marks', () => {
     expect(await items.get('tomb-legacy', 'e1')).toMatchObject({ tombstonedAt: 10 });
   });
 });
+
+describe('the key slices a reconciliation walks', () => {
+  it('keySlice pages through a source’s stored keys in order, and says when there are no more', async () => {
+    for (const id of ['a', 'b', 'c']) await items.load('slices', { ...entity('x'), id }, 'run-1', 1, 1);
+
+    const first = await items.keySlice('slices', null, 2);
+    const rest = await items.keySlice('slices', first.next, 2);
+
+    expect(first.items.map((item) => item.entityId)).toEqual(['a', 'b']);
+    expect(first.next).toBe('b');
+    expect(rest).toEqual({ items: [expect.objectContaining({ entityId: 'c' })], next: null });
+  });
+});

@@ -14,6 +14,7 @@ import {
   DuplicatePageError,
   OwnershipLostError,
   PageOutOfOrderError,
+  RequestRefusedError,
   RunStateError,
 } from '../../store/errors.js';
 import type { RunHead } from '../../store/run-heads.js';
@@ -143,6 +144,14 @@ async function stepOnHead(
       if (error instanceof DuplicatePageError && (await resendFailedSuccessor(deps, message)))
         log.warn('the successor of this page failed to send; sent again at the same epoch');
       return dropped(deps, log, error instanceof DuplicatePageError ? 'duplicate_page' : 'page_out_of_order');
+    }
+    if (error instanceof RequestRefusedError) {
+      // A request Harvester built wrong: every page would meet it, so it must be seen at once.
+      deps.metrics.count(METRIC.requestsRefused);
+      log.error('DynamoDB refused a request for its shape; the page fails', {
+        reason: error.message,
+        ...error.context,
+      });
     }
     if (claimed && !(error instanceof SimulatedCrashError)) await handBack(deps, message, log);
     throw error;
