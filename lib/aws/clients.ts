@@ -8,6 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsCredentialIdentity, Pluggable } from '@smithy/types';
 import pLimit from 'p-limit';
 import { readStoredNumber } from '../json/lossless.js';
+import { hardenDocumentClient } from './json-attributes.js';
 
 /** The SDK clients Harvester talks to, created together so they share region, endpoint and credentials. */
 export interface AwsClients {
@@ -95,11 +96,12 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     });
   }
   const s3 = s3Clients(base, options.middleware ?? [], capture);
-  const doc = DynamoDBDocumentClient.from(dynamo, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
-    // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
-    unmarshallOptions: { wrapNumbers: readStoredNumber },
+  // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
+  // they read back as NumberValue, never as a BigInt that JSON cannot serialize. Field names are
+  // data: the translation (json-attributes.ts) never reads a value's kind from its keys.
+  const doc = hardenDocumentClient(DynamoDBDocumentClient.from(dynamo), {
+    removeUndefinedValues: true,
+    wrapNumbers: readStoredNumber,
   });
   const kms = capture(new KMSClient(base));
   return { dynamo, doc, sqs, scheduler, events, s3, kms };

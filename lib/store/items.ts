@@ -7,6 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { AttributeValueError } from '../aws/json-attributes.js';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
 import { isConditionFailure, valueRefusal } from './errors.js';
@@ -21,7 +22,7 @@ import {
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { compareVersions, readStoredStates } from './item-states.js';
 import { queryAll } from './paging.js';
-import { unstorableReason } from './storable.js';
+import { unstorableIdReason, unstorableReason } from './storable.js';
 
 export {
   approximateItemBytes,
@@ -74,7 +75,7 @@ export class ItemStore {
     provenance?: ItemProvenance,
     read?: ReadFirst,
   ): Promise<LoadResult> {
-    const unstorable = unstorableReason(entity.data);
+    const unstorable = unstorableIdReason(entity.id) ?? unstorableReason(entity.data);
     if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
     const fields = {
       version: entity.version,
@@ -176,7 +177,8 @@ export class ItemStore {
 
   /**
    * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
-   * limit `storable.ts` does not foresee) makes that entity `unstorable`; any other storage error
+   * limit `storable.ts` does not foresee), or a value no attribute can hold, makes that entity
+   * `unstorable`; any other storage error
    * rejects (the page is retried whole).
    */
   async loadAll(
@@ -207,7 +209,11 @@ export class ItemStore {
         limit(() =>
           this.load(sourceId, entity, runId, now, epoch, provenance, readOf(entity)).catch(
             (error: unknown): LoadResult => {
-              const refusal = valueRefusal(error);
+              // A value the translation refuses is this record's, like a value DynamoDB refuses.
+              const refusal =
+                error instanceof AttributeValueError
+                  ? `the record cannot be stored: ${error.message}`
+                  : valueRefusal(error);
               if (refusal === null) throw error;
               return { entityId: entity.id, status: 'unstorable', reason: refusal };
             },

@@ -54,6 +54,15 @@ export const traitsSchema = z.strictObject({
    * the other shapes keep only the fields their connector reads. Default 0.
    */
   hostileBodies: z.number().int().min(0).default(0),
+  /**
+   * This many further entities carry field names that are names of JavaScript properties, or no
+   * UTF-8 form, in turns: `constructor`, `__proto__`, `prototype`, `toString` and `hasOwnProperty`
+   * keys nested in a field (a car's `constructor` in Formula 1 data, Ergast's API; any
+   * user-defined key map: Stripe's `metadata`, Jira's custom fields), a field name holding a lone
+   * UTF-16 surrogate (a `\ud800` escape that a truncating server cut from its pair, as Twitter's
+   * API has sent in text), and an id holding one. rest-json shape only. Default 0.
+   */
+  hostileKeys: z.number().int().min(0).default(0),
   /** Answers are gzip-compressed when the request accepts it, as GitHub's and most APIs' are. Default false. */
   gzip: z.boolean().default(false),
   /**
@@ -92,5 +101,7 @@ export const NO_TRAITS: Traits = traitsSchema.parse({});
 
 /** The kinds of {@link Traits.hostileBodies}, in the order entities get them. */
 export const HOSTILE_KINDS = ['big-integer', 'overflow', 'deep'] as const;
-/** One of {@link HOSTILE_KINDS}. */
-export type HostileKind = (typeof HOSTILE_KINDS)[number];
+/** The kinds of {@link Traits.hostileKeys}, in the order entities get them. */
+export const HOSTILE_KEY_KINDS = ['property-names', 'surrogate-name', 'surrogate-id'] as const;
+/** One of {@link HOSTILE_KINDS} or {@link HOSTILE_KEY_KINDS}. */
+export type HostileKind = (typeof HOSTILE_KINDS)[number] | (typeof HOSTILE_KEY_KINDS)[number];
