@@ -116,7 +116,9 @@ export class SourceState {
    * Modifies live entities (later than every other, version + 1), in the order given; `tied`: all
    * at one shared updatedAt (a bulk edit).
    */
-  touch(refs: readonly (string | number)[], options: { tied?: boolean } = {}): ChangeResult {
+  touch(refs: readonly (string | number)[], options: { tied?: boolean; atMs?: number } = {}): ChangeResult {
+    const { atMs } = options;
+    if (atMs !== undefined) return this.change(refs, (entity) => this.store.stamp(entity, atMs));
     if (!options.tied) return this.change(refs, (entity) => this.store.touch(entity));
     const entities: FakeEntity[] = [];
     const result = this.change(refs, (entity) => entities.push(entity), true);
