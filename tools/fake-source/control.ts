@@ -36,6 +36,7 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   }),
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('restore'), ids: refs }),
   z.strictObject({ action: z.literal('transfer'), ids: refs }),
   z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
   z.strictObject({ action: z.literal('hide'), ids: refs }),
@@ -61,7 +62,7 @@ export type ControlResult =
   | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
   | {
       readonly ok: true;
-      readonly action: 'touch' | 'delete' | 'resize' | 'hide' | 'transfer';
+      readonly action: 'touch' | 'delete' | 'restore' | 'resize' | 'hide' | 'transfer';
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
@@ -86,6 +87,11 @@ export interface FakeSourceControl {
   touch(ids: readonly (string | number)[], options?: { tied?: boolean; at?: string }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
+  /**
+   * Brings deleted entities back at the version and `updatedAt` they had, as a restore from the
+   * trash does in WordPress, Jira and Google Drive: listed and fetched again, nothing newer.
+   */
+  restore(ids: readonly (string | number)[]): ChangeResult;
   /** Moves entities to another repository or project: gone here, a fetch by id answers a redirect. */
   transfer(ids: readonly (string | number)[]): ChangeResult;
   /** Switches the source zoo's traits (see `traits/schema.ts`); hostile entities are chosen again. */
@@ -119,6 +125,7 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     setLive: (settings) => live.set(settings),
     liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
+    restore: (ids) => state.restore(ids),
     transfer: (ids) => state.transfer(ids),
     setTraits: (traits) => state.traits.set(traits),
     resize: (ids, bytes) => state.resize(ids, bytes),
@@ -158,6 +165,8 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'restore':
+      return { ok: true, action: command.action, ...control.restore(command.ids) };
     case 'transfer':
       return { ok: true, action: command.action, ...control.transfer(command.ids) };
     case 'set-traits':

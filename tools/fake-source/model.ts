@@ -185,6 +185,12 @@ export class EntityStore {
     entity.deleted = true;
   }
 
+  /** Brings a deleted entity back, unchanged: same version, same `updatedAt`, at its place in listings. */
+  restore(entity: FakeEntity): void {
+    entity.deleted = false;
+    this.insertInOrder(entity);
+  }
+
   /** A per-entity variant in [0, n), stable for the seed: used to pick how a broken record breaks. */
   variant(entity: FakeEntity, salt: string, n: number): number {
     return hash32(this.seed, salt, entity.id) % n;

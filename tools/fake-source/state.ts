@@ -144,6 +144,21 @@ export class SourceState {
     return this.change(refs, (entity) => this.store.delete(entity));
   }
 
+  /** Brings deleted entities back at the version and time they had (a restore from the trash). */
+  restore(refs: readonly (string | number)[]): ChangeResult {
+    const changed: TruthEntity[] = [];
+    const unknownIds: string[] = [];
+    for (const ref of refs) {
+      const entity = this.store.find(ref);
+      if (!entity?.deleted) unknownIds.push(String(ref));
+      else {
+        this.store.restore(entity);
+        changed.push(toTruth(entity));
+      }
+    }
+    return { changed, unknownIds };
+  }
+
   /** Creates `count` new entities, modified after every existing one; they are never broken. */
   add(count: number): readonly TruthEntity[] {
     return this.store.add(count).map(toTruth);

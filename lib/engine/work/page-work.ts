@@ -244,6 +244,7 @@ export async function loadEntities(
     run.epoch,
     provenance,
     { skipUnchanged: run.epoch === FIRST_EPOCH },
+    run.startedAt ?? run.createdAt, // an older tombstone falls to an equal version (ItemStore.load)
   );
   let failed = 0;
   for (const result of results) {
