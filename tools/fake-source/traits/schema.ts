@@ -63,6 +63,15 @@ export const traitsSchema = z.strictObject({
    * API has sent in text), and an id holding one. rest-json shape only. Default 0.
    */
   hostileKeys: z.number().int().min(0).default(0),
+  /**
+   * How the rest-json shape's 429 announces when to come back: `retry-after` (delta seconds, RFC
+   * 9110), `retry-after-date` (an HTTP date, as Azure and some CDNs send it), `x-rate-limit-reset`
+   * alone (epoch seconds: Okta's and X/Twitter's only hint), or `ratelimit-reset` (delta seconds,
+   * the IETF RateLimit header draft). Default `retry-after`.
+   */
+  rateLimitReset: z
+    .enum(['retry-after', 'retry-after-date', 'x-rate-limit-reset', 'ratelimit-reset'])
+    .default('retry-after'),
   /** Answers are gzip-compressed when the request accepts it, as GitHub's and most APIs' are. Default false. */
   gzip: z.boolean().default(false),
   /**
