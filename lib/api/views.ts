@@ -62,7 +62,8 @@ export function runSummary(
   }
   const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
   const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';
-  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}`;
+  const ahead = run.progress.ahead ? `, ${run.progress.ahead} stamped ahead of the run's clock` : '';
+  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}${ahead}`;
 }
 
 /**
@@ -86,6 +87,7 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
       total: run.progress.total,
       totalIsEstimate: run.progress.total !== null && !isTerminal(run.state),
       pages: run.progress.pages,
+      ...(run.progress.ahead ? { ahead: run.progress.ahead } : {}),
     },
     errorCount: run.errorCount,
     openDeadLetters,

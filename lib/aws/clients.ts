@@ -12,6 +12,7 @@ import { readStoredNumber } from '../json/lossless.js';
 import { installConflictRetry } from './conflict-retry.js';
 import type { DynamoFaults } from './dynamo-faults.js';
 import { type StrictMode, strictDynamoDB, strictModeFromEnv } from './dynamo-rules.js';
+import { hardenDocumentClient } from './json-attributes.js';
 
 /** The SDK clients Harvester talks to, created together so they share region and credentials. */
 export interface AwsClients {
@@ -135,11 +136,12 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
   installConflictRetry(dynamo);
   options.dynamoFaults?.install(dynamo, new DynamoDBClient(base('dynamodb')));
   const s3 = s3Clients({ ...base('s3'), forcePathStyle: local }, options.middleware ?? [], capture);
-  const doc = DynamoDBDocumentClient.from(dynamo, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
-    // they read back as NumberValue, never as a BigInt that JSON cannot serialize.
-    unmarshallOptions: { wrapNumbers: readStoredNumber },
+  // Harvested data may hold numbers beyond 2^53 (stored exactly, see `lib/json/lossless.ts`):
+  // they read back as NumberValue, never as a BigInt that JSON cannot serialize. Field names are
+  // data: the translation (json-attributes.ts) never reads a value's kind from its keys.
+  const doc = hardenDocumentClient(DynamoDBDocumentClient.from(dynamo), {
+    removeUndefinedValues: true,
+    wrapNumbers: readStoredNumber,
   });
   const kms = capture(new KMSClient(base('kms')));
   return { endpoints, local, dynamo, doc, sqs, scheduler, events, s3, kms };

@@ -1,9 +1,9 @@
-import { type HeaderRecord, parseRetryAfter } from '../retry/retry-after.js';
+import { EPOCH_RESET_PREFIXES, type HeaderRecord, parseRetryAfter } from '../retry/retry-after.js';
 import type { Observation } from './pacing.js';
 
 /**
  * What a response's headers say about the rate budget: GitHub's `X-RateLimit-Limit/Remaining/
- * Reset` (reset in epoch seconds), GitLab's and the IETF draft's `RateLimit-*` (reset in epoch
+ * Reset` and Okta's and X's `X-Rate-Limit-*` (reset in epoch seconds), GitLab's and the IETF draft's `RateLimit-*` (reset in epoch
  * seconds or delta seconds), and `Retry-After` on a refusal. Pure; header names lower-cased.
  */
 
@@ -38,12 +38,12 @@ export interface BudgetReading {
  * // { observation: { limit: 5000, remaining: 4999, resetAt: 1_700_000_000_000 }, rejected: false }
  */
 export function readBudget(status: number, headers: HeaderRecord, now: number): BudgetReading {
-  const legacy = headers['x-ratelimit-remaining'] !== undefined;
-  const prefix = legacy ? 'x-ratelimit-' : 'ratelimit-';
+  const epochPrefix = EPOCH_RESET_PREFIXES.find((p) => headers[`${p}remaining`] !== undefined);
+  const prefix = epochPrefix ?? 'ratelimit-';
   const limit = count(headers[`${prefix}limit`]);
   const remaining = count(headers[`${prefix}remaining`]);
-  const resetAt = legacy
-    ? (count(headers['x-ratelimit-reset']) ?? Number.NaN) * 1_000
+  const resetAt = epochPrefix
+    ? (count(headers[`${epochPrefix}reset`]) ?? Number.NaN) * 1_000
     : resetTime(headers['ratelimit-reset'], now);
   const retryAfter = status >= 400 ? parseRetryAfter(headers['retry-after'], now) : undefined;
   const observation: Observation = {

@@ -37,6 +37,11 @@ export interface ConnectorManifest {
    */
   readonly watermarkLookbackMs?: number;
   /**
+   * How far the source's clock may run ahead of Harvester's (ms), when its config states it: a
+   * run's watermark stops that far before the time its listing started. Absent: 0.
+   */
+  readonly clockSkewMs?: number;
+  /**
    * The finest time the source's `since` filter tells apart: `'s'` when it reads whole seconds.
    * Window boundaries are planned at it, and a page asks `since` at it. Absent: milliseconds.
    */

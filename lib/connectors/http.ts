@@ -112,8 +112,44 @@ export async function fetchJson(
   url: string,
   options: FetchJsonOptions = {},
 ): Promise<JsonResponse> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const { signal, done } = requestSignal(options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, options.signal);
+  try {
+    return await fetchFollowing(fetchFn, url, options, signal);
+  } finally {
+    done();
+  }
+}
+
+/**
+ * The signal of one request: aborted by its own timer (a `TimeoutError`) or by `outer`. One
+ * explicit timer per request, cleared when the request is done: `AbortSignal.any` over
+ * `AbortSignal.timeout` stops aborting once a major GC has collected the timeout signal (Node 20),
+ * which leaves a trickling body holding the worker until the source closes it.
+ */
+function requestSignal(timeoutMs: number, outer?: AbortSignal): { signal: AbortSignal; done: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`the request took more than ${timeoutMs} ms`, 'TimeoutError')),
+    timeoutMs,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+async function fetchFollowing(
+  fetchFn: typeof fetch,
+  url: string,
+  options: FetchJsonOptions,
+  signal: AbortSignal,
+): Promise<JsonResponse> {
   const origin = new URL(url).origin;
   let current = url;
   let headers = options.headers;

@@ -58,6 +58,9 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   return Math.max(0, at - now);
 }
 
+/** Header families whose reset is epoch seconds: GitHub's spelling, then Okta's and X's. */
+export const EPOCH_RESET_PREFIXES = ['x-ratelimit-', 'x-rate-limit-'] as const;
+
 /** True when the remaining-requests header says the window is used up (or is absent). */
 function exhausted(remaining: string | undefined): boolean {
   return remaining === undefined || parseDecimal(remaining) === 0;
@@ -66,7 +69,8 @@ function exhausted(remaining: string | undefined): boolean {
 /**
  * The wait until a rate-limit window resets, when the window is exhausted.
  *
- * - `X-RateLimit-Reset` (GitHub, many others): epoch seconds.
+ * - `X-RateLimit-Reset` (GitHub, many others) and `X-Rate-Limit-Reset` (Okta, X/Twitter): epoch
+ *   seconds.
  * - `RateLimit-Reset` (IETF draft): delta seconds; values that can only be epoch seconds are read
  *   as such (GitLab).
  *
@@ -74,9 +78,10 @@ function exhausted(remaining: string | undefined): boolean {
  * reset on every response, and a 500 with 4,999 requests left must not wait for the next window.
  */
 export function parseRateLimitReset(headers: HeaderRecord, now: number): number | undefined {
-  const legacy = parseDecimal(headers['x-ratelimit-reset']);
-  if (legacy !== undefined && exhausted(headers['x-ratelimit-remaining'])) {
-    return secondsToMs(legacy - now / 1_000);
+  for (const prefix of EPOCH_RESET_PREFIXES) {
+    const epoch = parseDecimal(headers[`${prefix}reset`]);
+    if (epoch !== undefined && exhausted(headers[`${prefix}remaining`]))
+      return secondsToMs(epoch - now / 1_000);
   }
   const draft = parseDecimal(headers['ratelimit-reset']);
   if (draft !== undefined && exhausted(headers['ratelimit-remaining'])) {

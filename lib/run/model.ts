@@ -86,6 +86,11 @@ export interface Progress {
    * or answered with another record), nothing stored. Absent until one is.
    */
   readonly gone?: number;
+  /**
+   * Records read with a modification time past the run's clock (see `engine/run/watermark.ts`):
+   * stored, never the watermark. Absent until one is.
+   */
+  readonly ahead?: number;
 }
 
 export interface RunFailure {

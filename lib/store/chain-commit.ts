@@ -35,6 +35,8 @@ export interface ChainCommit {
   readonly tombstoned?: number;
   /** Dead letters this page resolved as gone (retry-failed). */
   readonly gone?: number;
+  /** Records this page read stamped past the run's clock. */
+  readonly ahead?: number;
   /** A partition's keyset bookkeeping after this page (see `Partition`). */
   readonly keyset?: {
     readonly ceiling: string | null;
@@ -60,12 +62,15 @@ export function commitWrites(
   const setTotal = c.total !== undefined && c.total !== null;
   const tombstoned = c.tombstoned ?? 0;
   const gone = c.gone ?? 0;
+  const ahead = c.ahead ?? 0;
   const sets = [
     'checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now',
     '#processed = #processed + :processed, #pages = #pages + :one, errorCount = errorCount + :errors',
     ...(setTotal ? ['#total = :total'] : []),
     ...(tombstoned > 0 ? ['tombstoned = tombstoned + :tombstoned'] : []),
     ...(gone > 0 ? ['gone = gone + :gone'] : []),
+    // Chains created before the count existed have no attribute to add to.
+    ...(ahead > 0 ? ['ahead = if_not_exists(ahead, :zero) + :ahead'] : []),
     ...(c.keyset ? ['ceiling = :ceiling, latest = :latest, latestIds = :latestIds'] : []),
     // The successor is due from this instant; the next worker's claim ends the handoff.
     ...(ending === undefined ? ['handoff = :handoff'] : ['chainState = :ending']),
@@ -94,6 +99,7 @@ export function commitWrites(
         ...(setTotal ? { ':total': c.total } : {}),
         ...(tombstoned > 0 ? { ':tombstoned': tombstoned } : {}),
         ...(gone > 0 ? { ':gone': gone } : {}),
+        ...(ahead > 0 ? { ':ahead': ahead, ':zero': 0 } : {}),
         ...(c.keyset
           ? {
               ':ceiling': c.keyset.ceiling,
@@ -144,6 +150,7 @@ function runEnding(
         '#progress.#processed = #progress.#processed + :processed, #progress.#pages = #progress.#pages + :pages',
         'errorCount = errorCount + :errors, updatedAt = :now',
         'tombstoned = if_not_exists(tombstoned, :none) + :tombstoned, gone = if_not_exists(gone, :none) + :gone',
+        'ahead = if_not_exists(ahead, :none) + :ahead',
         ...(partition ? ['openPartitions = openPartitions - :one'] : []),
       ].join(', ')}`,
       ConditionExpression: `${RUN_CONDITIONS.runningAtEpoch}${ending === 'last_open' ? ' AND openPartitions = :one' : ''}`,
@@ -161,6 +168,7 @@ function runEnding(
         ':none': 0,
         ':tombstoned': before.tombstoned + (c.tombstoned ?? 0),
         ':gone': before.gone + (c.gone ?? 0),
+        ':ahead': before.ahead + (c.ahead ?? 0),
         ':now': c.now,
         ...(countsPartitions ? { ':one': 1 } : {}),
       },

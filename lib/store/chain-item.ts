@@ -55,6 +55,7 @@ export interface ChainCounters {
   readonly errorCount: number;
   readonly tombstoned: number;
   readonly gone: number;
+  readonly ahead: number;
 }
 
 /** A chain as read from its item. */
@@ -81,7 +82,14 @@ export interface StoredChain extends ChainCounters {
 }
 
 /** Zeroed counters. */
-export const NO_COUNTS: ChainCounters = { processed: 0, pages: 0, errorCount: 0, tombstoned: 0, gone: 0 };
+export const NO_COUNTS: ChainCounters = {
+  processed: 0,
+  pages: 0,
+  errorCount: 0,
+  tombstoned: 0,
+  gone: 0,
+  ahead: 0,
+};
 
 /** The item of a chain due at page 1 from `now`, at `epoch`. */
 export function newChainItem(
@@ -120,6 +128,7 @@ export function toChain(item: Record<string, unknown>): StoredChain {
     errorCount: (item.errorCount ?? 0) as number,
     tombstoned: (item.tombstoned ?? 0) as number,
     gone: (item.gone ?? 0) as number,
+    ahead: (item.ahead ?? 0) as number,
     total: (item.total ?? null) as number | null,
     ...(item.window ? { window: item.window as Partition['window'] } : {}),
     ceiling: (item.ceiling ?? null) as string | null,

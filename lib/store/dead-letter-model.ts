@@ -3,6 +3,7 @@ import { REDACTED, redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import type { ErrorClass } from '../retry/errors.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
+import { wellFormed } from './storable.js';
 
 /*
  * What a dead letter is, apart from where it is stored: the entry, its scope, its discard, the
@@ -101,8 +102,9 @@ export const EXCERPT_MAX_CHARS = 2_000;
 export function deadLetterEntryId(kind: DeadLetterKind, ref: string): string {
   // Sort keys are limited to 1 KB; long refs (page URLs) are hashed. So are refs that carry a
   // credential (a next URL with a signature): the key is shown, and seals the API's list cursors.
-  // A ref the worker scrubbed of a secret value is hashed as well: it stood for one.
-  return ref.length <= 200 && redactCursor(ref) === ref && !ref.includes(REDACTED)
+  // A ref the worker scrubbed of a secret value is hashed as well: it stood for one. A ref that is
+  // not well-formed UTF-16 (an entity id with a lone surrogate) has no UTF-8 form to key.
+  return ref.length <= 200 && redactCursor(ref) === ref && !ref.includes(REDACTED) && wellFormed(ref) === ref
     ? `${kind}#${ref}`
     : `${kind}#sha256:${createHash('sha256').update(ref).digest('hex')}`;
 }
@@ -116,7 +118,9 @@ export function excerptOf(payload: unknown): string | null {
   } catch {
     text = String(payload);
   }
-  return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text;
+  // Well-formed, so that a lone surrogate in the payload, or a pair the clip cuts, cannot make the
+  // dead letter itself unwritable.
+  return wellFormed(text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS)}…` : text);
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 import { refusedItem } from './refused-item.js';
+import { wellFormed } from './storable.js';
 
 export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
 export {
@@ -101,9 +102,11 @@ export class DeadLetterStore {
           },
           ExpressionAttributeValues: {
             ':kind': failure.kind,
-            ':ref': failure.ref,
+            // The texts that describe a record are written well-formed: an id with a lone
+            // surrogate is dead-lettered under a readable ref (its entry id hashes the original).
+            ':ref': wellFormed(failure.ref),
             ':class': failure.errorClass,
-            ':reason': failure.reason,
+            ':reason': wellFormed(failure.reason),
             ':now': failure.now,
             ':runId': failure.runId,
             ':page': failure.page,

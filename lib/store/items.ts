@@ -7,6 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { AttributeValueError } from '../aws/json-attributes.js';
 import { RELIABILITY } from '../config/constants.js';
 import type { Entity } from '../connectors/contract.js';
 import { isConditionFailure, requestRefusal, valueRefusal } from './errors.js';
@@ -21,7 +22,7 @@ import {
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { compareVersions, readStoredStates } from './item-states.js';
 import { queryAll } from './paging.js';
-import { unstorableReason } from './storable.js';
+import { unstorableIdReason, unstorableReason } from './storable.js';
 
 export {
   approximateItemBytes,
@@ -52,8 +53,12 @@ export class ItemStore {
    * - an **equal** version is written only by a writer that sorts at or after the stored one
    *   ({@link writerKey}: the same worker again — a re-processed page —, a later epoch of the
    *   same run, or a later run; versions with 1 s resolution can hide a real change, and the
-   *   later reader saw the later content). It never clears a tombstone. So a fenced worker of
-   *   an older epoch, or a late worker of an older run, cannot change what a newer one wrote;
+   *   later reader saw the later content). So a fenced worker of an older epoch, or a late worker
+   *   of an older run, cannot change what a newer one wrote. It clears a tombstone only for a run
+   *   that started after the tombstone was set (`runStartedAt`): the entity was listed again
+   *   (a 404 from a lagging replica, a restore from the trash that keeps `updatedAt`), and no
+   *   worker of an older run can bring back what a later reconciliation found gone. New content
+   *   is never written under a standing tombstone;
    * - an **older** version is refused (`kept_newer`).
    *
    * Every write is an UpdateItem on named attributes, never a whole-item put, so no write erases
@@ -73,8 +78,10 @@ export class ItemStore {
     epoch = 0,
     provenance?: ItemProvenance,
     read?: ReadFirst,
+    /** When the writing run started (epoch ms): an equal version then clears an older tombstone. */
+    runStartedAt?: number,
   ): Promise<LoadResult> {
-    const unstorable = unstorableReason(entity.data);
+    const unstorable = unstorableIdReason(entity.id) ?? unstorableReason(entity.data);
     if (unstorable) return { entityId: entity.id, status: 'unstorable', reason: unstorable };
     const fields = {
       version: entity.version,
@@ -101,7 +108,12 @@ export class ItemStore {
       changed
         ? `, lastWrite = :${lastWrite}, changedAt = :changedAt, changedBy = :runId, firstRunId = if_not_exists(firstRunId, :runId)`
         : `, lastWrite = :${lastWrite}`;
-    const write = async (update: string, condition: string, changed: boolean): Promise<boolean> => {
+    const write = async (
+      update: string,
+      condition: string,
+      changed: boolean,
+      extra: Record<string, unknown> = {},
+    ): Promise<boolean> => {
       try {
         await this.doc.send(
           new UpdateCommand({
@@ -116,6 +128,7 @@ export class ItemStore {
                 ? { ':changedAt': this.clock(), ':runId': runId, ':changed': LAST_WRITE.changed, ':one': 1 }
                 : {}),
               ...(changed ? {} : { ':unchanged': LAST_WRITE.unchanged }),
+              ...extra,
             },
           }),
         );
@@ -135,9 +148,20 @@ export class ItemStore {
           'attribute_not_exists(entityId) OR #version < :version',
           true,
         )) && written(true),
+      // The entity listed again at its stored version by a run younger than its tombstone: it
+      // exists, with whatever content this run read. A change: the change feed reports its return.
+      revive: async () =>
+        runStartedAt !== undefined &&
+        (await write(
+          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
+          `${equal} AND tombstonedAt < :runStartedAt`,
+          true,
+          { ':runStartedAt': runStartedAt },
+        )) &&
+        written(true),
       // An equal version is usually the same content read again (a re-read, a retried page): it
       // refreshes the bookkeeping and leaves the change stamp alone. New content under the same
-      // version (a source with 1 s versions) is a change.
+      // version (a source with 1 s versions) is a change, never written under a tombstone.
       sameContent: async () =>
         (await write(
           `${set}${change('unchanged', false)}`,
@@ -147,14 +171,14 @@ export class ItemStore {
       newContent: async () =>
         (await write(
           `${set}${change('changed', true)}${COUNT_CHANGE}`,
-          `${equal} AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
+          `${equal} AND attribute_not_exists(tombstonedAt) AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
           true,
         )) && written(true),
     };
     type Branch = keyof typeof branches;
     /** Tries `first`, then the other branches in order, until one's condition holds. */
     const attempt = async (first?: Branch): Promise<LoadResult> => {
-      const order: Branch[] = ['newer', 'sameContent', 'newContent'];
+      const order: Branch[] = ['newer', 'revive', 'sameContent', 'newContent'];
       for (const branch of first ? [first, ...order.filter((b) => b !== first)] : order) {
         const result = await branches[branch]();
         if (result) return result;
@@ -168,6 +192,8 @@ export class ItemStore {
     // Stored versions only grow, so even a stale read showing a newer one is right.
     if (order > 0) return keptNewer;
     if (order < 0) return attempt('newer');
+    if (stored.tombstonedAt !== undefined && runStartedAt !== undefined && stored.tombstonedAt < runStartedAt)
+      return attempt('revive');
     if (stored.contentHash !== fields.contentHash) return attempt('newContent');
     if (read.skipUnchanged && stored.tombstonedAt === undefined)
       return { entityId: entity.id, status: 'unchanged' };
@@ -176,9 +202,9 @@ export class ItemStore {
 
   /**
    * Loads a page of entities with bounded parallelism. DynamoDB refusing one entity's values (a
-   * limit `storable.ts` does not foresee) makes that entity `unstorable`; DynamoDB refusing the
-   * request's shape rejects with `RequestRefusedError` (a defect, not the record's); any other
-   * storage error rejects (the page is retried whole).
+   * limit `storable.ts` does not foresee), or a value no attribute can hold, makes that entity
+   * `unstorable`; DynamoDB refusing the request's shape rejects with `RequestRefusedError` (a
+   * defect, not the record's); any other storage error rejects (the page is retried whole).
    */
   async loadAll(
     sourceId: string,
@@ -189,6 +215,8 @@ export class ItemStore {
     provenance?: ItemProvenance,
     /** Read the stored states first (one BatchGetItem per 100 entities) and write only what changed. */
     readFirst?: { readonly skipUnchanged: boolean },
+    /** When the writing run started: see {@link ItemStore.load}. */
+    runStartedAt?: number,
   ): Promise<LoadResult[]> {
     const limit = pLimit(LOAD_CONCURRENCY);
     const states = readFirst
@@ -206,9 +234,13 @@ export class ItemStore {
     return Promise.all(
       entities.map((entity) =>
         limit(() =>
-          this.load(sourceId, entity, runId, now, epoch, provenance, readOf(entity)).catch(
+          this.load(sourceId, entity, runId, now, epoch, provenance, readOf(entity), runStartedAt).catch(
             (error: unknown): LoadResult => {
-              const refusal = valueRefusal(error);
+              // A value the translation refuses is this record's, like a value DynamoDB refuses.
+              const refusal =
+                error instanceof AttributeValueError
+                  ? `the record cannot be stored: ${error.message}`
+                  : valueRefusal(error);
               if (refusal !== null) return { entityId: entity.id, status: 'unstorable', reason: refusal };
               throw requestRefusal(error, { sourceId, entityId: entity.id }) ?? error;
             },

@@ -26,6 +26,7 @@ export function toSyncRun(item: Record<string, unknown>, chains: readonly Stored
   const stored = (item.progress ?? {}) as { processed?: number; total?: number | null; pages?: number };
   const tombstoned = ((item.tombstoned ?? 0) as number) + sum('tombstoned');
   const gone = ((item.gone ?? 0) as number) + sum('gone');
+  const ahead = ((item.ahead ?? 0) as number) + sum('ahead');
   const partitionCount = (item.partitionCount ?? 0) as number;
   const partitions = chains.filter((c) => c.partition !== undefined);
   return {
@@ -40,6 +41,7 @@ export function toSyncRun(item: Record<string, unknown>, chains: readonly Stored
       pages: (stored.pages ?? 0) + sum('pages'),
       ...(tombstoned > 0 ? { tombstoned } : {}),
       ...(gone > 0 ? { gone } : {}),
+      ...(ahead > 0 ? { ahead } : {}),
     },
     errorCount: ((item.errorCount ?? 0) as number) + sum('errorCount'),
     heartbeatAt: Math.max(item.heartbeatAt as number, own?.heartbeatAt ?? 0),

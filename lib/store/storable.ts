@@ -9,7 +9,8 @@ import { decimalOf, NumberValue } from '../json/lossless.js';
  *   `NaN` and `±Infinity` are not numbers there at all;
  * - nesting: lists and maps up to 32 levels deep (the item's own attributes are level 1);
  * - attribute names (map keys): at least 1 character, at most 64 KB of UTF-8;
- * - strings: UTF-8, so a lone UTF-16 surrogate (which has no UTF-8 form) cannot be stored.
+ * - strings and names: UTF-8, so a lone UTF-16 surrogate (which has no UTF-8 form) cannot be stored;
+ * - a sort key (the entity id): at most 1 KB of UTF-8.
  *
  * The item size limit is checked separately (see `items.ts`), since it needs the whole item.
  */
@@ -22,12 +23,31 @@ export const DYNAMO_MAX_DEPTH = 32;
 const MAX_EXPONENT = 125;
 const MIN_EXPONENT = -130;
 const MAX_NAME_BYTES = 65_535;
+const MAX_SORT_KEY_BYTES = 1_024;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+// C0 and C1 controls and DEL: an id is shown in logs, terminals and URLs, where these reorder or
+// erase what is printed around them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * `text` with each lone UTF-16 surrogate replaced by U+FFFD, so it can be written: for texts that
+ * describe a record (a dead letter's ref, reason and excerpt), never for the record's own data.
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATES, '\ufffd');
+}
+
+/** `text` as a reason quotes it: clipped and JSON-escaped, so a lone surrogate shows as `\ud800`. */
+function quoted(text: string): string {
+  return JSON.stringify(clip(text));
+}
 
 function where(path: readonly string[]): string {
   if (path.length === 0) return 'the record';
   const shown = path.length > 6 ? [...path.slice(0, 3), '…', ...path.slice(-2)] : path;
-  return `\`${shown.join('.')}\``;
+  return `\`${shown.map(wellFormed).join('.')}\``;
 }
 
 function clip(text: string): string {
@@ -88,11 +108,33 @@ export function unstorableReason(value: unknown, path: readonly string[] = [], l
     if (!Array.isArray(value)) {
       if (key === '') return `an empty field name at ${where(path)}; DynamoDB refuses empty attribute names`;
       if (Buffer.byteLength(key) > MAX_NAME_BYTES) {
-        return `field name ${clip(key)} at ${where(path)} is longer than DynamoDB's 64 KB attribute-name limit`;
+        return `field name ${quoted(key)} at ${where(path)} is longer than DynamoDB's 64 KB attribute-name limit`;
+      }
+      if (LONE_SURROGATE.test(key)) {
+        return `field name ${quoted(key)} at ${where(path)} holds an unpaired UTF-16 surrogate, which has no UTF-8 form for DynamoDB to store`;
       }
     }
     const problem = unstorableReason(item, [...path, key], level + 1);
     if (problem) return problem;
+  }
+  return null;
+}
+
+/**
+ * Why an entity id cannot be a stored item's key, or null when it can: it is DynamoDB's sort key
+ * (UTF-8, at most 1 KB) and is shown in logs, URLs and the CLI, so control characters are refused.
+ *
+ * @example
+ * unstorableIdReason('a\u0000b'); // 'id "a\\u0000b" holds a control character …'
+ */
+export function unstorableIdReason(id: string): string | null {
+  if (id === '') return 'the id is empty';
+  if (LONE_SURROGATE.test(id)) {
+    return `id ${quoted(id)} holds an unpaired UTF-16 surrogate, which has no UTF-8 form for DynamoDB to store`;
+  }
+  if (CONTROL.test(id)) return `id ${quoted(id)} holds a control character, which an id may not`;
+  if (Buffer.byteLength(id) > MAX_SORT_KEY_BYTES) {
+    return `id ${quoted(id)} is longer than DynamoDB's 1 KB sort-key limit`;
   }
   return null;
 }

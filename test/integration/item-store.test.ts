@@ -151,3 +151,57 @@ describe('the key slices a reconciliation walks', () => {
     expect(rest).toEqual({ items: [expect.objectContaining({ entityId: 'c' })], next: null });
   });
 });
+
+describe('an equal-version write over a tombstone', () => {
+  it('by a run that started after the tombstone clears it, with new content or the same', async () => {
+    await items.load('revive', entity('kept'), 'run-1', 1, 1);
+    await items.load('revive', { ...entity('kept'), id: 'e2' }, 'run-1', 1, 1);
+    await items.tombstone('revive', 'e1', 'recon-1', 100);
+    await items.tombstone('revive', 'e2', 'recon-1', 100);
+
+    expect(await items.load('revive', entity('kept'), 'run-2', 200, 1, undefined, undefined, 150)).toEqual({
+      entityId: 'e1',
+      status: 'written',
+      changed: true,
+    });
+    await items.load(
+      'revive',
+      { ...entity('restored'), id: 'e2' },
+      'run-2',
+      200,
+      1,
+      undefined,
+      undefined,
+      150,
+    );
+
+    expect((await items.get('revive', 'e1'))?.tombstonedAt).toBeUndefined();
+    const e2 = await items.get('revive', 'e2');
+    expect(e2?.tombstonedAt).toBeUndefined();
+    expect(e2?.data).toEqual({ title: 'restored' });
+  });
+
+  it('by a run that started before the tombstone leaves it, and never writes new content under it', async () => {
+    await items.load('late', entity('old'), 'run-1', 1, 1);
+    await items.tombstone('late', 'e1', 'recon-1', 100);
+
+    const result = await items.load('late', entity('new'), 'run-2', 200, 1, undefined, undefined, 50);
+
+    expect(result).toEqual({ entityId: 'e1', status: 'kept_newer' });
+    expect(await items.get('late', 'e1')).toMatchObject({ tombstonedAt: 100, data: { title: 'old' } });
+  });
+
+  it('with a read first takes the same decisions', async () => {
+    await items.load('read-revive', entity('kept'), 'run-1', 1, 1);
+    await items.tombstone('read-revive', 'e1', 'recon-1', 100);
+    const stored = await items.get('read-revive', 'e1');
+    const read = { stored: stored ?? null, skipUnchanged: true } as never;
+
+    expect(
+      await items.load('read-revive', entity('kept'), 'run-2', 200, 1, undefined, read, 150),
+    ).toMatchObject({
+      status: 'written',
+    });
+    expect((await items.get('read-revive', 'e1'))?.tombstonedAt).toBeUndefined();
+  });
+});

@@ -61,6 +61,27 @@ describe('a reconciliation raced by edits', () => {
 });
 
 describe('reconciliation', () => {
+  it.each(['github', 'rest-cursor'] as const)(
+    '%s: an entity tombstoned, then served again at the same version, is listed and live after one run',
+    async (shape) => {
+      const { fake, sourceId } = await source(shape, 30);
+      await runToEnd(sourceId, 'full');
+      const [trashed] = fake.control.delete(['e-000020']).changed;
+      await runToEnd(sourceId, 'reconciliation');
+      const id = shape === 'github' ? '20' : 'e-000020';
+      expect((await engine.deps.items.get(sourceId, id))?.tombstonedAt).toBeDefined();
+
+      expect(fake.control.restore(['e-000020']).changed).toEqual([trashed]);
+      const run = await runToEnd(sourceId, 'full');
+
+      expect(run.state).toBe('succeeded');
+      const item = await engine.deps.items.get(sourceId, id);
+      expect(item?.tombstonedAt).toBeUndefined();
+      expect(item?.tombstonedBy).toBeUndefined();
+      expect(item?.version).toBe(trashed?.updatedAt);
+    },
+  );
+
   it('never tombstones an entity that grew too large to store: it is alive', async () => {
     const { fake, sourceId } = await source('rest-cursor', 60);
     await runToEnd(sourceId, 'full');

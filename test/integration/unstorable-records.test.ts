@@ -7,6 +7,7 @@ import { printJson } from '../../lib/cli/output.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { NumberValue } from '../../lib/json/lossless.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
+import { PROPERTY_NAMES_JSON } from '../../tools/fake-source/traits/bodies.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
 
 /**
@@ -78,5 +79,44 @@ describe('a page with records DynamoDB cannot hold as sent', () => {
     expect(Object.keys(reasons).sort()).toEqual([hugeId, deepId].sort());
     expect(reasons[hugeId]).toMatch(/number 1e400 at `huge` is outside the range DynamoDB stores/);
     expect(reasons[deepId]).toMatch(/nested more than 32 levels deep/);
+  });
+});
+
+describe('a page with records whose field names or ids are hostile', () => {
+  it('stores property-named fields exactly and dead-letters a lone surrogate in a name or an id alone, committing the page at once', async () => {
+    const fake = await setup.startFake({
+      entities: 12,
+      seed: 21,
+      profile: { invalidRecords: 0 },
+      traits: { hostileKeys: 3 },
+    });
+    await putSource(engine.deps, 'hostile-keys', 'rest-json', fakeRestConfig(fake.url, { pageSize: 20 }));
+
+    const run = await runView(engine.deps, await setup.runToEnd('hostile-keys', 'full'));
+
+    expect(run.state).toBe('succeeded');
+    expect(run.errorCount).toBe(2);
+    // One page, read once: nothing was redelivered.
+    expect(fake.stats().duplicatePageServes).toBe(0);
+    const { hostile } = fake.truth();
+    const idOf = (kind: string) => Object.keys(hostile).find((id) => hostile[id] === kind) ?? '';
+    const [named, badName, badId] = [idOf('property-names'), idOf('surrogate-name'), idOf('surrogate-id')];
+    const stored = await engine.deps.items.listAll('hostile-keys');
+    expect(stored.map((item) => item.entityId).sort()).toEqual(
+      fake
+        .truth()
+        .entities.map((e) => e.id)
+        .filter((id) => id !== badName && id !== badId)
+        .sort(),
+    );
+    const car = (await engine.deps.items.get('hostile-keys', named))?.data.car;
+    expect(JSON.stringify(car)).toBe(PROPERTY_NAMES_JSON);
+    const letters = await engine.deps.deadLetters.listAll('hostile-keys');
+    const reasons = Object.fromEntries(letters.map((entry) => [entry.ref, entry.reason]));
+    expect(Object.keys(reasons).sort()).toEqual([badName, `${badId}\ufffd`].sort());
+    expect(reasons[badName]).toMatch(
+      /field name "bad\\ud800name" at the record holds an unpaired UTF-16 surrogate/,
+    );
+    expect(reasons[`${badId}\ufffd`]).toMatch(/id "e-\d+\\ud800" holds an unpaired UTF-16 surrogate/);
   });
 });

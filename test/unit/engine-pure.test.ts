@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { aheadOfClock, capAtClock } from '../../lib/engine/run/watermark.js';
 import { dropReason } from '../../lib/engine/step/message-check.js';
 import { laterVersion } from '../../lib/engine/work/page-work.js';
 import { parseAtExpression, parseRateExpression } from '../../lib/local/schedule-firer.js';
@@ -114,5 +115,22 @@ describe('small policies', () => {
       '2024-02-01T00:00:00.000Z',
     );
     expect(laterVersion('2024-01-01T00:00:00.000Z', null)).toBe('2024-01-01T00:00:00.000Z');
+  });
+});
+
+describe('the watermark and the run clock', () => {
+  const ceiling = Date.parse('2024-01-01T00:00:10.500Z');
+
+  it.each([
+    ['2024-01-01T02:00:00Z', '2024-01-01T00:00:10Z'],
+    ['2024-01-01T02:00:00.000Z', '2024-01-01T00:00:10.500Z'],
+    ['2024-01-01T00:00:05Z', '2024-01-01T00:00:05Z'],
+    ['17', '17'],
+  ])('capAtClock(%s) is %s', (watermark, capped) => {
+    expect(capAtClock(watermark, ceiling)).toBe(capped);
+  });
+
+  it('aheadOfClock counts the times past the ceiling, never a version that is not a time', () => {
+    expect(aheadOfClock(['2024-01-01T00:00:00Z', '2024-01-01T02:00:00Z', '99999'], ceiling)).toBe(1);
   });
 });

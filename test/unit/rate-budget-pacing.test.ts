@@ -175,6 +175,13 @@ describe('readBudget', () => {
       false,
     ],
     [
+      "Okta's and X's headers",
+      429,
+      { 'x-rate-limit-limit': '600', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '1764547200' },
+      { limit: 600, remaining: 0, resetAt: 1_764_547_200_000 },
+      true,
+    ],
+    [
       'GitLab headers (epoch reset)',
       200,
       { 'ratelimit-limit': '2000', 'ratelimit-remaining': '10', 'ratelimit-reset': '1764547200' },

@@ -64,6 +64,31 @@ describe('parseRateLimitReset', () => {
     expect(parseRateLimitReset(headers, NOW)).toBe(90_000);
   });
 
+  it.each([
+    ['GitHub', { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1_000 + 90) }],
+    [
+      'Okta',
+      {
+        'x-rate-limit-limit': '600',
+        'x-rate-limit-remaining': '0',
+        'x-rate-limit-reset': String(NOW / 1_000 + 90),
+      },
+    ],
+    ['X (reset only)', { 'x-rate-limit-reset': String(NOW / 1_000 + 90) }],
+    ['the IETF draft (delta seconds)', { 'ratelimit-remaining': '0', 'ratelimit-reset': '90' }],
+    ['GitLab (epoch seconds)', { 'ratelimit-remaining': '0', 'ratelimit-reset': String(NOW / 1_000 + 90) }],
+  ])('reads the reset of the %s header family', (_family, headers) => {
+    expect(parseRateLimitReset(headers, NOW)).toBe(90_000);
+  });
+
+  it.each([
+    ['Retry-After seconds', { 'retry-after': '90' }],
+    ['Retry-After date', { 'retry-after': 'Wed, 21 Oct 2015 07:29:30 GMT' }],
+    ['X-Rate-Limit-Reset', { 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(NOW / 1_000 + 90) }],
+  ])('waitFromHeaders waits for %s', (_family, headers) => {
+    expect(waitFromHeaders(headers, NOW)).toBe(90_000);
+  });
+
   it('ignores the reset while requests remain in the window', () => {
     const headers = { 'x-ratelimit-remaining': '4999', 'x-ratelimit-reset': resetIn90s };
     expect(parseRateLimitReset(headers, NOW)).toBeUndefined();

@@ -28,9 +28,15 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
     profile: z.union([z.enum(profileNames), faultProfileSchema]),
   }),
   z.strictObject({ action: z.literal('fix'), ids: refs.optional() }),
-  z.strictObject({ action: z.literal('touch'), ids: refs, tied: z.boolean().optional() }),
+  z.strictObject({
+    action: z.literal('touch'),
+    ids: refs,
+    tied: z.boolean().optional(),
+    at: z.iso.datetime({ offset: true }).optional(),
+  }),
   z.strictObject({ action: z.literal('set-live'), live: liveSchema.nullable() }),
   z.strictObject({ action: z.literal('delete'), ids: refs }),
+  z.strictObject({ action: z.literal('restore'), ids: refs }),
   z.strictObject({ action: z.literal('transfer'), ids: refs }),
   z.strictObject({ action: z.literal('set-traits'), traits: traitsSchema }),
   z.strictObject({ action: z.literal('hide'), ids: refs }),
@@ -56,7 +62,7 @@ export type ControlResult =
   | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
   | {
       readonly ok: true;
-      readonly action: 'touch' | 'delete' | 'resize' | 'hide' | 'transfer';
+      readonly action: 'touch' | 'delete' | 'restore' | 'resize' | 'hide' | 'transfer';
       readonly changed: readonly TruthEntity[];
       readonly unknownIds: readonly string[];
     }
@@ -75,11 +81,17 @@ export interface FakeSourceControl {
   fix(ids?: readonly (string | number)[]): void;
   /**
    * Modifies entities (by id or issue number): updatedAt past every other, version + 1; `tied`:
-   * one shared updatedAt for all (a bulk edit, a tie group).
+   * one shared updatedAt for all (a bulk edit, a tie group); `at`: stamped at that time exactly,
+   * as a host whose clock runs hours ahead stamps its edits (the source's clock does not move).
    */
-  touch(ids: readonly (string | number)[], options?: { tied?: boolean }): ChangeResult;
+  touch(ids: readonly (string | number)[], options?: { tied?: boolean; at?: string }): ChangeResult;
   /** Deletes entities: they leave listings and item fetches. */
   delete(ids: readonly (string | number)[]): ChangeResult;
+  /**
+   * Brings deleted entities back at the version and `updatedAt` they had, as a restore from the
+   * trash does in WordPress, Jira and Google Drive: listed and fetched again, nothing newer.
+   */
+  restore(ids: readonly (string | number)[]): ChangeResult;
   /** Moves entities to another repository or project: gone here, a fetch by id answers a redirect. */
   transfer(ids: readonly (string | number)[]): ChangeResult;
   /** Switches the source zoo's traits (see `traits/schema.ts`); hostile entities are chosen again. */
@@ -105,10 +117,15 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
   const control: FakeSourceControl = {
     setProfile: (profile) => state.setProfile(profile),
     fix: (ids) => state.fix(ids),
-    touch: (ids, options) => state.touch(ids, options),
+    touch: (ids, options) =>
+      state.touch(ids, {
+        ...(options?.tied ? { tied: true } : {}),
+        ...(options?.at ? { atMs: Date.parse(options.at) } : {}),
+      }),
     setLive: (settings) => live.set(settings),
     liveHistory: () => live.history(),
     delete: (ids) => state.delete(ids),
+    restore: (ids) => state.restore(ids),
     transfer: (ids) => state.transfer(ids),
     setTraits: (traits) => state.traits.set(traits),
     resize: (ids, bytes) => state.resize(ids, bytes),
@@ -136,11 +153,20 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       control.resetStats();
       return { ok: true, action: command.action };
     case 'touch':
-      return { ok: true, action: command.action, ...control.touch(command.ids, { tied: command.tied }) };
+      return {
+        ok: true,
+        action: command.action,
+        ...control.touch(command.ids, {
+          ...(command.tied ? { tied: true } : {}),
+          ...(command.at ? { at: command.at } : {}),
+        }),
+      };
     case 'set-live':
       return { ok: true, action: command.action, live: control.setLive(command.live) };
     case 'delete':
       return { ok: true, action: command.action, ...control.delete(command.ids) };
+    case 'restore':
+      return { ok: true, action: command.action, ...control.restore(command.ids) };
     case 'transfer':
       return { ok: true, action: command.action, ...control.transfer(command.ids) };
     case 'set-traits':

@@ -13,13 +13,38 @@ const GITHUB_RATE_LIMIT_DOCS =
 const BAD_GATEWAY_HTML =
   '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n';
 
+/** How a 429 says when to come back (the `rateLimitReset` trait). */
+export type ResetFamily = 'retry-after' | 'retry-after-date' | 'x-rate-limit-reset' | 'ratelimit-reset';
+
+/** The headers that say "come back in `seconds`" the way `family` says it. */
+function resetHeaders(family: ResetFamily, seconds: number, nowMs: number): Record<string, string> {
+  switch (family) {
+    case 'retry-after':
+      return { 'retry-after': String(seconds) };
+    case 'retry-after-date':
+      // An HTTP date has whole seconds: round up, so the date is never before the real reset.
+      return { 'retry-after': new Date(Math.ceil(nowMs / 1_000 + seconds) * 1_000).toUTCString() };
+    case 'x-rate-limit-reset':
+      return { 'x-rate-limit-reset': String(Math.ceil(nowMs / 1_000 + seconds)) };
+    case 'ratelimit-reset':
+      return { 'ratelimit-remaining': '0', 'ratelimit-reset': String(seconds) };
+  }
+}
+
 /**
  * The response of an injected fault. `nowMs` turns a rate-limit window's end into the
  * `Retry-After` of the rest-json shape; GitHub's shape carries it in `X-RateLimit-Reset`, which
  * the server adds to every response.
  */
-export function faultReply(shape: Shape, decision: FaultDecision, nowMs: number): Reply {
+export function faultReply(
+  shape: Shape,
+  decision: FaultDecision,
+  nowMs: number,
+  resetFamily: ResetFamily = 'retry-after',
+): Reply {
   if (shape === 'gitlab') return gitlabFaultReply(decision, nowMs);
+  const comeBack = (seconds: number) =>
+    shape === 'github' ? { 'retry-after': String(seconds) } : resetHeaders(resetFamily, seconds, nowMs);
   switch (decision.kind) {
     case 'none':
       throw new Error('faultReply called without a fault');
@@ -32,7 +57,7 @@ export function faultReply(shape: Shape, decision: FaultDecision, nowMs: number)
         shape === 'github'
           ? 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.'
           : 'Too Many Requests';
-      return json(429, { message }, { 'retry-after': String(decision.retryAfterSeconds) });
+      return json(429, { message }, comeBack(decision.retryAfterSeconds));
     }
     case 'rate-limit-window': {
       if (shape === 'github') {
@@ -40,7 +65,7 @@ export function faultReply(shape: Shape, decision: FaultDecision, nowMs: number)
       }
       // Generic APIs signal an exhausted quota with 429; a 403 would read as "forbidden" to them.
       const retryAfter = Math.max(1, Math.ceil((decision.resetAtMs - nowMs) / 1_000));
-      return json(429, { message: 'Rate limit exceeded' }, { 'retry-after': String(retryAfter) });
+      return json(429, { message: 'Rate limit exceeded' }, comeBack(retryAfter));
     }
     case 'forced': {
       const message =

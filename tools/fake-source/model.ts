@@ -149,7 +149,26 @@ export class EntityStore {
       moved.push(entity);
     }
     if (tied) moved.sort((a, b) => compareKeys(a, b));
-    this.order.push(...moved);
+    for (const entity of moved) this.insertInOrder(entity);
+  }
+
+  /**
+   * Modifies a live entity as a host with a clock of its own does: stamped `atMs` exactly (hours
+   * ahead, say), version + 1, without moving this source's clock, so later edits are stamped
+   * before it.
+   */
+  stamp(entity: FakeEntity, atMs: number): void {
+    this.removeFromOrder(entity);
+    entity.updatedAtMs = atMs;
+    entity.version += 1;
+    this.insertInOrder(entity);
+  }
+
+  /** Puts a live entity at its place in listing order: at the end, unless an entity stamped ahead is there. */
+  private insertInOrder(entity: FakeEntity): void {
+    const last = this.order.at(-1);
+    if (last === undefined || compareKeys(last, entity) < 0) this.order.push(entity);
+    else this.order.splice(this.indexAfter(entity), 0, entity);
   }
 
   /**
@@ -164,6 +183,12 @@ export class EntityStore {
   delete(entity: FakeEntity): void {
     this.removeFromOrder(entity);
     entity.deleted = true;
+  }
+
+  /** Brings a deleted entity back, unchanged: same version, same `updatedAt`, at its place in listings. */
+  restore(entity: FakeEntity): void {
+    entity.deleted = false;
+    this.insertInOrder(entity);
   }
 
   /** A per-entity variant in [0, n), stable for the seed: used to pick how a broken record breaks. */

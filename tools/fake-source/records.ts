@@ -42,6 +42,7 @@ export function restRecord(
   if (!state.isInvalid(entity)) {
     const hostile = state.traits.hostileField(entity);
     if (hostile === null || raw === undefined) return record;
+    if (hostile.kind === 'surrogate-id') return { ...record, id: `${record.id}${hostile.field}` };
     raw.set(placeholder(entity.id), hostile.json);
     return { ...record, [hostile.field]: placeholder(entity.id) };
   }

@@ -145,7 +145,9 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
       // The source changes between the request and its answer, as a live one does mid-run.
       if (route.kind === 'page' && !faulted) live.beforeListing();
       const quota = admitted?.headers ?? state.faults.rateLimitHeaders();
-      const shaped = route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : quota;
+      // A rest-json source that names its reset another way (the `rateLimitReset` trait) sends only that.
+      const ownFamily = route.shape === 'rest' && state.traits.current.rateLimitReset !== 'retry-after';
+      const shaped = route.shape === 'gitlab' ? gitlabRateLimitHeaders(quota) : ownFamily ? {} : quota;
       let reply: Reply;
       if (refused) {
         // The refusal carries the token's own quota (a fault reply's stock limit would contradict it).
@@ -153,10 +155,13 @@ export async function startFakeSource(options: FakeSourceOptions): Promise<FakeS
           route.shape,
           { kind: 'rate-limit-window', resetAtMs: quotaReset(quota) },
           now(),
+          state.traits.current.rateLimitReset,
         );
         reply = { ...refusal, headers: { ...refusal.headers, ...shaped } };
       } else {
-        reply = faulted ? faultReply(route.shape, verdict.decision, now()) : route.handle!(ctx);
+        reply = faulted
+          ? faultReply(route.shape, verdict.decision, now(), state.traits.current.rateLimitReset)
+          : route.handle!(ctx);
       }
       const traits = state.traits.current;
       const sized = padded(reply, traits);

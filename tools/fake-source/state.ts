@@ -116,7 +116,9 @@ export class SourceState {
    * Modifies live entities (later than every other, version + 1), in the order given; `tied`: all
    * at one shared updatedAt (a bulk edit).
    */
-  touch(refs: readonly (string | number)[], options: { tied?: boolean } = {}): ChangeResult {
+  touch(refs: readonly (string | number)[], options: { tied?: boolean; atMs?: number } = {}): ChangeResult {
+    const { atMs } = options;
+    if (atMs !== undefined) return this.change(refs, (entity) => this.store.stamp(entity, atMs));
     if (!options.tied) return this.change(refs, (entity) => this.store.touch(entity));
     const entities: FakeEntity[] = [];
     const result = this.change(refs, (entity) => entities.push(entity), true);
@@ -140,6 +142,21 @@ export class SourceState {
   /** Deletes live entities. */
   delete(refs: readonly (string | number)[]): ChangeResult {
     return this.change(refs, (entity) => this.store.delete(entity));
+  }
+
+  /** Brings deleted entities back at the version and time they had (a restore from the trash). */
+  restore(refs: readonly (string | number)[]): ChangeResult {
+    const changed: TruthEntity[] = [];
+    const unknownIds: string[] = [];
+    for (const ref of refs) {
+      const entity = this.store.find(ref);
+      if (!entity?.deleted) unknownIds.push(String(ref));
+      else {
+        this.store.restore(entity);
+        changed.push(toTruth(entity));
+      }
+    }
+    return { changed, unknownIds };
   }
 
   /** Creates `count` new entities, modified after every existing one; they are never broken. */

@@ -90,6 +90,10 @@ export const RunViewSchema = z
       }),
       totalIsEstimate: z.boolean(),
       pages: z.number().int(),
+      ahead: z.number().int().optional().meta({
+        description:
+          "Records read with a modification time past the run's start (a source host's clock running ahead): stored, but never the watermark. Absent when none",
+      }),
     }),
     errorCount: z.number().int().meta({ description: 'Failures this run recorded at its page commits' }),
     openDeadLetters: z.number().int().meta({

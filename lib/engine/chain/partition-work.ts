@@ -27,6 +27,7 @@ export async function commitPartitionPage(
     watermark: string | null;
     processed: number;
     errors: number;
+    ahead?: number;
     ceiling?: string | null;
     read?: readonly { id: string; version: string }[];
   },
@@ -43,6 +44,7 @@ export async function commitPartitionPage(
     },
     processed: page.processed,
     errors: page.errors,
+    ...(page.ahead ? { ahead: page.ahead } : {}),
     now: deps.clock.now(),
   };
   let ending: ChainEnding | undefined;

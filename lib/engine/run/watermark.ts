@@ -1,4 +1,4 @@
-import { type Connector, hasStablePosition } from '../../connectors/contract.js';
+import { type Connector, type ConnectorManifest, hasStablePosition } from '../../connectors/contract.js';
 import { stableHash } from '../../run/hash.js';
 import type { RunMode, SyncRun } from '../../run/model.js';
 import { type RunParams, runParams } from '../../run/params.js';
@@ -20,6 +20,10 @@ import type { EngineDeps } from '../deps.js';
  *   source pointed at another repository starts without one.
  * - A successful `full` run over a keyed stream sets it too: it read every entity, so everything
  *   modified before the latest time it read has been stored.
+ * - It never passes the time the run's listing started (minus the skew the source states): a
+ *   record stamped hours ahead (a host with a fast clock, local time sent with a `Z`) would
+ *   otherwise make every later incremental ask from then, and miss every edit until then. Such a
+ *   record is stored, and counted as `ahead` in the run's progress.
  */
 
 /** Hash of a stream's identity: the connector and the config fields that select the stream. */
@@ -74,6 +78,58 @@ export function effectiveSince(connector: Connector<unknown>, params: RunParams)
   return params.stream === streamHash(connector, params.connector, config) ? params.since : null;
 }
 
+/** An ISO 8601 time, as the versions of streams ordered by modification time are. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+
+/** Epoch ms of a version that is an ISO time, else null (a revision counter, an ETag). */
+function timeOf(version: string): number | null {
+  if (!ISO_TIME.test(version)) return null;
+  const time = Date.parse(version);
+  return Number.isNaN(time) ? null : time;
+}
+
+/**
+ * The latest time a run's watermark may name (epoch ms): when the run, and so its listing,
+ * started, minus the clock skew its source states.
+ */
+export function clockCeilingMs(run: Pick<SyncRun, 'startedAt' | 'createdAt'>, skewMs = 0): number {
+  return (run.startedAt ?? run.createdAt) - skewMs;
+}
+
+/**
+ * `watermark`, or the clock ceiling when the watermark is a time past it, written as the
+ * watermark was (whole seconds stay whole seconds, so string order stays time order).
+ *
+ * @example
+ * capAtClock('2024-01-01T02:00:00Z', Date.parse('2024-01-01T00:00:10.500Z')); // '2024-01-01T00:00:10Z'
+ */
+export function capAtClock(watermark: string, ceilingMs: number): string {
+  const time = timeOf(watermark);
+  if (time === null || time <= ceilingMs) return watermark;
+  const iso = new Date(ceilingMs).toISOString();
+  return /\.\d+/.test(watermark) ? iso : iso.replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** How many of `versions` are times past the clock ceiling: records stamped ahead of the run. */
+export function aheadOfClock(versions: readonly string[], ceilingMs: number): number {
+  return versions.filter((version) => (timeOf(version) ?? Number.NEGATIVE_INFINITY) > ceilingMs).length;
+}
+
+/**
+ * How many of a page's entities are stamped past the run's clock ceiling: stored like any
+ * record, but counted in the run's progress, since their time proves nothing about the source.
+ */
+export function recordsAhead(
+  run: Pick<SyncRun, 'startedAt' | 'createdAt'>,
+  manifest: Pick<ConnectorManifest, 'clockSkewMs'>,
+  entities: readonly { readonly version: string }[],
+): number {
+  return aheadOfClock(
+    entities.map((e) => e.version),
+    clockCeilingMs(run, manifest.clockSkewMs),
+  );
+}
+
 /**
  * The watermark after one page: the later of what the run held and the page's latest version,
  * capped by the page's ceiling (a tie group read by position).
@@ -100,7 +156,7 @@ export function startingWatermark(params: RunParams): string | null {
  */
 export function finalWatermark(
   deps: EngineDeps,
-  run: Pick<SyncRun, 'mode' | 'params'>,
+  run: Pick<SyncRun, 'mode' | 'params' | 'startedAt' | 'createdAt'>,
   watermark: string | null,
 ): SourceWatermark | null {
   if (watermark === null || (run.mode !== 'incremental' && run.mode !== 'full')) return null;
@@ -108,6 +164,11 @@ export function finalWatermark(
   if (params.connector === undefined || params.config === undefined) return null;
   const connector = deps.connectors.get(params.connector);
   const config = connector.configSchema.safeParse(params.config);
-  if (!config.success || !hasStablePosition(connector.manifestFor(config.data))) return null;
-  return { value: watermark, stream: streamHash(connector, params.connector, config.data) };
+  if (!config.success) return null;
+  const manifest = connector.manifestFor(config.data);
+  if (!hasStablePosition(manifest)) return null;
+  return {
+    value: capAtClock(watermark, clockCeilingMs(run, manifest.clockSkewMs)),
+    stream: streamHash(connector, params.connector, config.data),
+  };
 }

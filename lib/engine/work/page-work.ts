@@ -18,7 +18,7 @@ import {
   resolvedPosition,
 } from '../chain/positions.js';
 import { endRun } from '../run/finish.js';
-import { effectiveSince, pageWatermark, startingWatermark } from '../run/watermark.js';
+import { effectiveSince, pageWatermark, recordsAhead, startingWatermark } from '../run/watermark.js';
 import { connectorContext } from '../sources/connector-context.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/request-trail.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
@@ -88,6 +88,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
   return commitAndContinue(context, {
     cursor: afterListingPage(context, page.nextCursor),
     watermark,
+    ahead: recordsAhead(run, context.connector.manifestFor(context.config), entities),
     processed: loaded.loaded,
     errors: failures + loaded.failed,
     // A partition's page tells about its window only; the run's total came with its plan.
@@ -191,6 +192,7 @@ export async function loadEntities(
     run.epoch,
     provenance,
     { skipUnchanged: run.epoch === FIRST_EPOCH },
+    run.startedAt ?? run.createdAt, // an older tombstone falls to an equal version (ItemStore.load)
   );
   let failed = 0;
   for (const result of results) {
@@ -285,6 +287,8 @@ export async function commitAndContinue(
     tombstoned?: number;
     /** Dead letters the page resolved as gone (retry-failed). */
     gone?: number;
+    /** Records the page read stamped past the run's clock. */
+    ahead?: number;
     /** The page's watermark ceiling (a tie group read by position); kept per partition. */
     ceiling?: string | null;
     /** The entities the page read (a partition keeps its latest version and the ids at it). */
@@ -313,6 +317,7 @@ export async function commitAndContinue(
       total: page.total,
       ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
       ...(page.gone ? { gone: page.gone } : {}),
+      ...(page.ahead ? { ahead: page.ahead } : {}),
       now: deps.clock.now(),
     });
   } catch (error) {

@@ -11,7 +11,8 @@ import type { HostileKind } from './schema.js';
 /** A hostile field: its name, the JSON text of its value, and, for integers, the exact digits. */
 export interface HostileValue {
   readonly kind: HostileKind;
-  readonly field: 'big' | 'huge' | 'nested';
+  /** The field's name; for `surrogate-id`, the suffix the record's id gets instead. */
+  readonly field: string;
   /** The value as JSON text, written into the body verbatim. */
   readonly json: string;
   /** The exact decimal digits of a `big-integer`; '' for the other kinds. */
@@ -20,6 +21,13 @@ export interface HostileValue {
 
 /** Nesting depth of a `deep` field: past DynamoDB's 32 levels. */
 export const DEEP_NESTING = 40;
+
+/**
+ * A `property-names` field: every key names a property each JavaScript object has, at three
+ * depths, and some spell what a marshaller looks for in `constructor.name`.
+ */
+export const PROPERTY_NAMES_JSON =
+  '{"constructor":"Ferrari","__proto__":{"toString":"t","hasOwnProperty":{"name":"Set"}},"prototype":[{"valueOf":0,"constructor":{"name":"String"}}]}';
 
 /**
  * The hostile field of entity `number`. Integers are odd, so no double holds them exactly: half
@@ -41,6 +49,12 @@ export function hostileFor(kind: HostileKind, seed: number, number: number): Hos
         json: `${'{"a":'.repeat(DEEP_NESTING)}1${'}'.repeat(DEEP_NESTING)}`,
         digits: '',
       };
+    case 'property-names':
+      return { kind, field: 'car', json: PROPERTY_NAMES_JSON, digits: '' };
+    case 'surrogate-name':
+      return { kind, field: 'bad\ud800name', json: '1', digits: '' };
+    case 'surrogate-id':
+      return { kind, field: '\ud800', json: 'true', digits: '' };
   }
 }
 

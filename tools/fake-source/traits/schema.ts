@@ -54,6 +54,24 @@ export const traitsSchema = z.strictObject({
    * the other shapes keep only the fields their connector reads. Default 0.
    */
   hostileBodies: z.number().int().min(0).default(0),
+  /**
+   * This many further entities carry field names that are names of JavaScript properties, or no
+   * UTF-8 form, in turns: `constructor`, `__proto__`, `prototype`, `toString` and `hasOwnProperty`
+   * keys nested in a field (a car's `constructor` in Formula 1 data, Ergast's API; any
+   * user-defined key map: Stripe's `metadata`, Jira's custom fields), a field name holding a lone
+   * UTF-16 surrogate (a `\ud800` escape that a truncating server cut from its pair, as Twitter's
+   * API has sent in text), and an id holding one. rest-json shape only. Default 0.
+   */
+  hostileKeys: z.number().int().min(0).default(0),
+  /**
+   * How the rest-json shape's 429 announces when to come back: `retry-after` (delta seconds, RFC
+   * 9110), `retry-after-date` (an HTTP date, as Azure and some CDNs send it), `x-rate-limit-reset`
+   * alone (epoch seconds: Okta's and X/Twitter's only hint), or `ratelimit-reset` (delta seconds,
+   * the IETF RateLimit header draft). Default `retry-after`.
+   */
+  rateLimitReset: z
+    .enum(['retry-after', 'retry-after-date', 'x-rate-limit-reset', 'ratelimit-reset'])
+    .default('retry-after'),
   /** Answers are gzip-compressed when the request accepts it, as GitHub's and most APIs' are. Default false. */
   gzip: z.boolean().default(false),
   /**
@@ -92,5 +110,7 @@ export const NO_TRAITS: Traits = traitsSchema.parse({});
 
 /** The kinds of {@link Traits.hostileBodies}, in the order entities get them. */
 export const HOSTILE_KINDS = ['big-integer', 'overflow', 'deep'] as const;
-/** One of {@link HOSTILE_KINDS}. */
-export type HostileKind = (typeof HOSTILE_KINDS)[number];
+/** The kinds of {@link Traits.hostileKeys}, in the order entities get them. */
+export const HOSTILE_KEY_KINDS = ['property-names', 'surrogate-name', 'surrogate-id'] as const;
+/** One of {@link HOSTILE_KINDS} or {@link HOSTILE_KEY_KINDS}. */
+export type HostileKind = (typeof HOSTILE_KINDS)[number] | (typeof HOSTILE_KEY_KINDS)[number];

@@ -3,6 +3,7 @@ import { hash32, mulberry32, shuffled, unit } from '../prng.js';
 import { type HostileValue, hostileFor } from './bodies.js';
 import { longRecordId, resolveLongId } from './ids.js';
 import {
+  HOSTILE_KEY_KINDS,
   HOSTILE_KINDS,
   type HostileKind,
   NO_TRAITS,
@@ -57,11 +58,13 @@ export class TraitState {
       this.store.all().filter((e) => !e.deleted),
       mulberry32(hash32(this.seed, 'hostile')),
     );
-    this.hostile = new Map(
-      order
-        .slice(0, this.settings.hostileBodies)
-        .map((e, i) => [e, HOSTILE_KINDS[i % HOSTILE_KINDS.length]!]),
-    );
+    const { hostileBodies, hostileKeys } = this.settings;
+    this.hostile = new Map<FakeEntity, HostileKind>([
+      ...order.slice(0, hostileBodies).map((e, i) => [e, HOSTILE_KINDS[i % HOSTILE_KINDS.length]!] as const),
+      ...order
+        .slice(hostileBodies, hostileBodies + hostileKeys)
+        .map((e, i) => [e, HOSTILE_KEY_KINDS[i % HOSTILE_KEY_KINDS.length]!] as const),
+    ]);
     return this.settings;
   }
 
