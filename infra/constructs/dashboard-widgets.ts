@@ -71,6 +71,11 @@ export function runWidgets(): cw.IWidget[] {
     }),
     new cw.GraphWidget({ title: 'Retries by error class', width: 8, left: [emfSeries(METRIC.retries)] }),
     new cw.GraphWidget({ title: 'Deferrals', width: 8, left: [emfSeries(METRIC.deferrals)] }),
+    new cw.GraphWidget({
+      title: 'DynamoDB requests refused for their shape (a defect: each fails its page)',
+      width: 8,
+      left: [emfSeries(METRIC.requestsRefused)],
+    }),
     new cw.GraphWidget({ title: 'Dead letters by kind', width: 8, left: [emfSeries(METRIC.deadLetters)] }),
     new cw.GraphWidget({
       title: 'Dropped messages by reason',

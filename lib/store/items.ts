@@ -119,7 +119,9 @@ export class ItemStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: { sourceId, entityId: entity.id },
-            UpdateExpression: update,
+            // Every write that changes the entity counts itself (the change feed's order), so the
+            // counter and its `:one` travel together and no branch can send one without the other.
+            UpdateExpression: changed ? `${update}${COUNT_CHANGE}` : update,
             ConditionExpression: condition,
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: {
@@ -144,7 +146,7 @@ export class ItemStore {
     const branches = {
       newer: async () =>
         (await write(
-          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy${COUNT_CHANGE}`,
+          `${set}${change('changed', true)} REMOVE tombstonedAt, tombstonedBy`,
           'attribute_not_exists(entityId) OR #version < :version',
           true,
         )) && written(true),
@@ -170,7 +172,7 @@ export class ItemStore {
         )) && written(false),
       newContent: async () =>
         (await write(
-          `${set}${change('changed', true)}${COUNT_CHANGE}`,
+          `${set}${change('changed', true)}`,
           `${equal} AND attribute_not_exists(tombstonedAt) AND (attribute_not_exists(#contentHash) OR #contentHash <> :contentHash)`,
           true,
         )) && written(true),
