@@ -119,8 +119,6 @@ export class ItemStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: { sourceId, entityId: entity.id },
-            // Every write that changes the entity counts itself (the change feed's order), so the
-            // counter and its `:one` travel together and no branch can send one without the other.
             UpdateExpression: changed ? `${update}${COUNT_CHANGE}` : update,
             ConditionExpression: condition,
             ExpressionAttributeNames: names,
@@ -395,7 +393,8 @@ export class ItemStore {
  * Counts every change of a row (a store, new content, a tombstone) in `changeSeq`. The ADD is atomic
  * within the conditional write that makes the change, so each change gets the next number: the
  * per-entity order the change feed's events carry (`changeSequence`), which neither `changedAt`
- * (writers' clocks) nor `version` (a tombstone keeps it) can give.
+ * (writers' clocks) nor `version` (a tombstone keeps it) can give. `load`'s write appends it to
+ * every changing branch, with its `:one`, so none can send the value without the ADD.
  */
 const COUNT_CHANGE = ' ADD changeSeq :one';
 
