@@ -393,8 +393,7 @@ export class ItemStore {
  * Counts every change of a row (a store, new content, a tombstone) in `changeSeq`. The ADD is atomic
  * within the conditional write that makes the change, so each change gets the next number: the
  * per-entity order the change feed's events carry (`changeSequence`), which neither `changedAt`
- * (writers' clocks) nor `version` (a tombstone keeps it) can give. `load`'s write appends it to
- * every changing branch, with its `:one`, so none can send the value without the ADD.
+ * (writers' clocks) nor `version` (a tombstone keeps it) can give. `load` adds it to every change.
  */
 const COUNT_CHANGE = ' ADD changeSeq :one';
 
