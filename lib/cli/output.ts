@@ -60,15 +60,9 @@ export function printTable(
   printLines(io, [line(headers), ...rows.map(line)]);
 }
 
-/**
- * `error: <title>: <detail>` plus one line per field error and the active run, on stderr. A
- * detail that already says what the title says (`Run not found` / `run x not found`) is printed
- * alone, so the reason is not given twice.
- */
+/** `error: <title>: <detail>` plus one line per field error and the active run, on stderr. */
 export function printProblem(io: Io, problem: Problem, hint: (args: string) => string = (a) => a): void {
-  const lines = [
-    `error: ${restates(problem.detail, problem.title) ? problem.detail : `${problem.title}: ${problem.detail}`}`,
-  ];
+  const lines = [`error: ${problem.title}: ${problem.detail}`];
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
   if (problem.activeRunId) {
     // A busy source is the one the request named: its path is `/sources/{sourceId}/…`.
@@ -78,16 +72,6 @@ export function printProblem(io: Io, problem: Problem, hint: (args: string) => s
   }
   if (problem.status >= 500 && problem.requestId) lines.push(`  request id: ${problem.requestId}`);
   io.err.write(`${lines.join('\n')}\n`);
-}
-
-/** Every word of `title` appears in `detail` (case aside). */
-function restates(detail: string, title: string): boolean {
-  const words = new Set(detail.toLowerCase().split(/[^a-z0-9]+/));
-  return title
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0)
-    .every((w) => words.has(w));
 }
 
 /** A run as `key: value` lines for a human. */

