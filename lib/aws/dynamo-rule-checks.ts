@@ -299,6 +299,24 @@ function itemIdentity(table: string, item: WireItem | undefined, keysOf: KeysOf)
   return JSON.stringify([table, key]);
 }
 
+/**
+ * A copy of the request for dynalite, which rewrites what it is given and rebuilds maps by
+ * assignment: a `__proto__` key (a legal attribute name DynamoDB keeps) would set the rebuilt
+ * map's prototype instead, leaving an empty AttributeValue DynamoDB never sees. The key is
+ * renamed in the copy only; every other check reads the request as sent.
+ */
+function renamedProtoKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(renamedProtoKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value))
+    copy[key === '__proto__' ? PROTO_STAND_IN : key] = renamedProtoKeys(child);
+  return copy;
+}
+
+/** What a `__proto__` key is called in dynalite's copy: a name no JSON key of ours collides with. */
+const PROTO_STAND_IN = '\u0000__proto__';
+
 /** Runs one dynalite action's validations on a copy (they rewrite what they are given). */
 function dynaliteViolation(
   kind: DynaliteActionName,
@@ -307,7 +325,7 @@ function dynaliteViolation(
 ): RuleViolation | null {
   const action = dynalite.action(kind);
   try {
-    const data = dynalite.checkTypes(structuredClone(request), action.types);
+    const data = dynalite.checkTypes(renamedProtoKeys(request), action.types);
     dynalite.checkValidations(data, action.types, action.custom, DYNALITE_STORE);
     return null;
   } catch (error) {
