@@ -34,6 +34,11 @@ export interface DynamoFaultPlan {
   /** How far behind a stale read lags; default 1,000 ms. */
   readonly staleMs?: number;
   /**
+   * The clock a lag is measured on; default the wall clock. A test that moves its own clock past
+   * minutes in milliseconds passes it, so a write an hour old on that clock is not read stale.
+   */
+  readonly now?: () => number;
+  /**
    * At most this many faults drawn by chance (the three above); unset means no bound. Conflicts with
    * a request in flight do not count against it. A test that wants "the first attempt fails" sets a
    * chance of 1 and a limit of 1.
@@ -119,7 +124,13 @@ export class DynamoFaults {
   private readonly stale = new StaleReads({
     schema: (table) => this.schema(table),
     draw: () => this.chance(this.plan.staleRead),
+    now: () => this.now(),
   });
+
+  /** The plan's clock, or the wall clock. */
+  private now(): number {
+    return (this.plan.now ?? Date.now)();
+  }
 
   constructor(plan: DynamoFaultPlan) {
     this.plan = plan;
@@ -252,13 +263,13 @@ export class DynamoFaults {
         const old = output.Attributes as Image | undefined;
         delete output.Attributes;
         const wire = old && document ? (marshall(old, MARSHALL) as Image) : old;
-        this.stale.record(ids[0]!, Date.now(), wire);
+        this.stale.record(ids[0]!, this.now(), wire);
         return result;
       }
       if (!this.plan.staleRead) return await send();
       const before = await Promise.all(keys.map((k) => this.image(k)));
       const result = await send();
-      const at = Date.now();
+      const at = this.now();
       for (const [i, image] of before.entries()) this.stale.record(ids[i]!, at, image);
       return result;
     } finally {

@@ -23,6 +23,8 @@ export interface StaleReadDeps {
   schema(table: string): Promise<KeySchema>;
   /** Draws whether this read lags (seeded, and counted against the plan's limit). */
   draw(): boolean;
+  /** The clock writes and lags are measured on. */
+  now(): number;
 }
 
 /**
@@ -94,7 +96,7 @@ export class StaleReads {
     lagMs: number,
     document: boolean,
   ): Promise<boolean> {
-    const now = Date.now();
+    const now = this.deps.now();
     if (this.history.empty(now, lagMs)) return false;
     const since = now - lagMs;
     const form = (image: Image, request: Request): Image => {

@@ -10,7 +10,11 @@ import type { DynamoFaultCounts, DynamoFaultPlan, DynamoFaults } from '../../lib
  * (0.02), `CHAOS_STALE_READS` (0.5), `CHAOS_STALE_MS` (how far a stale read lags, 1000 ms).
  * `CHAOS_DYNAMO_FAULTS=0` switches them off (and the check that they happened).
  */
-export function dynamoFaultPlan(seed: number, env: NodeJS.ProcessEnv = process.env): DynamoFaultPlan {
+export function dynamoFaultPlan(
+  seed: number,
+  now: () => number,
+  env: NodeJS.ProcessEnv = process.env,
+): DynamoFaultPlan {
   if (env.CHAOS_DYNAMO_FAULTS === '0') return { seed };
   const knob = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
@@ -22,6 +26,8 @@ export function dynamoFaultPlan(seed: number, env: NodeJS.ProcessEnv = process.e
     writeConflict: knob('CHAOS_WRITE_CONFLICTS', 0.02),
     staleRead: knob('CHAOS_STALE_READS', 0.5),
     staleMs: knob('CHAOS_STALE_MS', 1_000),
+    // On the trial's clock: the reaper judges a backlog minutes later on it, in milliseconds of wall time.
+    now,
   };
 }
 

@@ -62,7 +62,7 @@ export async function runTrial(
       fakeRestConfig(fake.url, { pageSize: plan.pageSize }),
     );
     env.queue.arm(plan.delivery, rng);
-    const faultPlan = dynamoFaultPlan(plan.seed);
+    const faultPlan = dynamoFaultPlan(plan.seed, () => env.clock.now());
     env.faults.set(faultPlan);
     const counted = { ...env.faults.counts };
     const violations =
