@@ -1,6 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
-import { FAULT_PROFILES, type FakeSource, startFakeSource } from '../fake-source/index.js';
+import { chainsOf } from '../../lib/run/chains.js';
+import { FAULT_PROFILES, type FakeSource, type Stats, startFakeSource } from '../fake-source/index.js';
 import { showHarvested } from './show-items.js';
 import { type Check, verifyAgainstTruth } from './verify.js';
 
@@ -92,7 +93,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
       `  source     ${source.url}  faults: ${profile.transientRate * 100}% 5xx, ${profile.rate429 * 100}% 429 + Retry-After, rate-limit window every ${profile.githubRateLimitEvery} requests, ${profile.invalidRecords} invalid records`,
     );
     say(
-      `  worker     1 process (pages of a run are sequential); reaper every ${(options.reaperIntervalMs ?? 10_000) / 1_000} s; silence threshold 90 s`,
+      `  worker     1 process, one page at a time (a run's partitions take turns); reaper every ${(options.reaperIntervalMs ?? 10_000) / 1_000} s; silence threshold 90 s`,
     );
     say(
       `  live       up to ${liveChanges} issues edited or opened while the run reads (2 edits + 1 new issue before each listing request)`,
@@ -105,7 +106,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     });
     const first = await api<RunView>(stack, 'POST', '/sources/demo-github/runs', { mode: 'incremental' });
     say(`Run ${first.runId} (incremental) started.`);
-    const run = await watchWithKill(stack, first.runId, options.killAt ?? 0.3, say);
+    const { run, chainsRearmed } = await watchWithKill(stack, first.runId, options.killAt ?? 0.3, say);
     const edits = source.control.liveHistory();
     source.control.setLive(null);
     say(
@@ -117,7 +118,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
       'demo-github',
       run,
       truthBefore,
-      source.stats().duplicatePageServes,
+      { ...refetchesOf(source.stats()), chainsRearmed },
       say,
       (e) => String(e.number),
       edits,
@@ -197,33 +198,52 @@ async function watch(
   return run;
 }
 
-/** Watches the first run; once `killAt` of it is done, SIGKILLs the worker holding a page and narrates the recovery. */
+/**
+ * Watches the first run; once `killAt` of it is done, SIGKILLs the worker holding a page and
+ * narrates the recovery. Also counts the chains the reaper's fence re-armed: the fence moves every
+ * open chain to the new epoch, so a live chain's page in flight at that moment is refused at its
+ * commit and read again under the new epoch — one page per chain at most.
+ */
 async function watchWithKill(
   stack: LocalStack,
   runId: string,
   killAt: number,
   say: (line?: string) => void,
-): Promise<RunView> {
+): Promise<{ run: RunView; chainsRearmed: number }> {
   let killedAt: number | undefined;
   let processedAtKill = 0;
   let resumedSeen = false;
-  return watch(stack, runId, say, async (run) => {
-    const fraction = run.progress.total ? run.progress.processed / run.progress.total : 0;
+  let chainsRearmed = 0;
+  const openChains = async () =>
+    chainsOf(await stack.deps.runs.require(runId)).filter((c) => c.state === 'running').length;
+  const run = await watch(stack, runId, say, async (view) => {
+    const fraction = view.progress.total ? view.progress.processed / view.progress.total : 0;
     if (killedAt === undefined && fraction >= killAt) {
-      processedAtKill = run.progress.processed;
+      processedAtKill = view.progress.processed;
       killedAt = await killBusyWorker(stack, runId);
+      chainsRearmed = await openChains();
       say(
         `\n  SIGKILL sent to a worker process mid-page at ${processedAtKill} processed; its message is lost in flight.`,
       );
       say('  Waiting for the reaper: the heartbeat must be silent for 90 s before the run is re-armed…');
     }
-    if (killedAt !== undefined && !resumedSeen && run.epoch > 1) {
+    if (killedAt !== undefined && !resumedSeen && view.epoch > 1) {
       resumedSeen = true;
+      chainsRearmed = Math.max(chainsRearmed, await openChains());
       say(
-        `\n  Reaper re-armed the run after ${((Date.now() - killedAt) / 1_000).toFixed(0)} s: epoch ${run.epoch}, verdict ${run.resume.reason} (from ${run.resume.from}).`,
+        `\n  Reaper re-armed the run after ${((Date.now() - killedAt) / 1_000).toFixed(0)} s: epoch ${view.epoch}, verdict ${view.resume.reason} (from ${view.resume.from}), ${chainsRearmed} open chain(s) moved to the new epoch.`,
       );
     }
   });
+  return { run, chainsRearmed };
+}
+
+/** Pages the source served more than once: how many extra serves, and the most any one page got. */
+function refetchesOf(stats: Stats): { duplicates: number; mostServes: number } {
+  return {
+    duplicates: stats.duplicatePageServes,
+    mostServes: Math.max(0, ...Object.values(stats.pagesServed)),
+  };
 }
 
 /** Kills the worker process that is processing a page, confirmed by the run stalling. */
