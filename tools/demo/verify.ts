@@ -107,9 +107,12 @@ export async function verifyAgainstTruth(
     { name: 'no older version stored', ok: stale === 0 },
     {
       // The killed worker's page is read again, and so is a live chain's page in flight when the
-      // fence moved it to the new epoch: at most one page per re-armed chain, none read thrice.
-      name: 'at most one page fetched twice per re-armed chain, none three times',
-      ok: refetches.duplicates <= Math.max(1, refetches.chainsRearmed) && refetches.mostServes <= 2,
+      // fence moved it to the new epoch. The demo's one worker holds one page at a time: one page
+      // lost at the kill, at most one refused at the fence — and never more than one per chain.
+      name: 'pages fetched twice: the killed one, at most one more in flight at the fence, none three times',
+      ok:
+        refetches.duplicates <= Math.min(2, Math.max(1, refetches.chainsRearmed)) &&
+        refetches.mostServes <= 2,
       detail: `${refetches.duplicates} for ${refetches.chainsRearmed} chain(s), most serves of one page ${refetches.mostServes}`,
     },
   ];
