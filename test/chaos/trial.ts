@@ -1,3 +1,4 @@
+import type { DynamoFaultCounts } from '../../lib/aws/dynamo-faults.js';
 import type { StepPoint } from '../../lib/engine/index.js';
 import { startRun } from '../../lib/engine/index.js';
 import { minusLookback } from '../../lib/engine/run/watermark.js';
@@ -22,6 +23,8 @@ export interface TrialOutcome {
   readonly violations: string[];
   readonly timeline: string[];
   readonly ms: number;
+  /** What the DynamoDB fault layer injected during the trial. */
+  readonly injected: DynamoFaultCounts;
 }
 
 let sources = 0;
@@ -71,7 +74,7 @@ export async function runTrial(
     const injected = faultsSince(counted, env.faults);
     log(`dynamo faults: ${JSON.stringify(injected)}`);
     violations.push(...checkFaultsInjected(faultPlan, injected));
-    return { violations, timeline, ms: Date.now() - started };
+    return { violations, timeline, ms: Date.now() - started, injected };
   } finally {
     env.faults.set({ seed: 0 });
     env.hooks.disarm();

@@ -52,6 +52,7 @@
  */
 import { describe, it } from 'vitest';
 import { useChaosEnv } from './chaos-env.js';
+import { FaultTally } from './fault-tally.js';
 import {
   CONNECTOR_TRIALS,
   PARTITION_TRIALS,
@@ -66,6 +67,7 @@ import { zooTrial } from './zoo-trial.js';
 
 const seeds = trialSeeds();
 const chaosEnv = useChaosEnv();
+const tally = new FaultTally();
 
 function report(plan: TrialPlan, outcome: TrialOutcome): string {
   return [
@@ -82,6 +84,7 @@ describe('chaos trials', () => {
   it.each(seeds)('seed %i: nothing lost, nothing duplicated, counts exact, every run ended', async (seed) => {
     const plan = planTrial(seed);
     const outcome = await runTrial(chaosEnv(), plan);
+    tally.add(outcome.injected);
     if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
     if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
   });
@@ -94,6 +97,7 @@ describe('connector trials', () => {
     async (connector) => {
       const plan = planConnectorTrial(connectorTrialSeed(connector), connector);
       const outcome = await runTrial(chaosEnv(), plan, connector === 's3-objects' ? 's3-objects' : undefined);
+      tally.add(outcome.injected);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },
@@ -112,6 +116,7 @@ describe('partition trials', () => {
     async (kind, seed) => {
       const plan = planPartitionTrial(seed, kind);
       const outcome = await runTrial(chaosEnv(), plan);
+      tally.add(outcome.injected);
       if (outcome.violations.length > 0) throw new Error(report(plan, outcome));
       if (process.env.CHAOS_VERBOSE === '1') console.log(report(plan, outcome));
     },
@@ -129,4 +134,15 @@ describe('zoo trials', () => {
       if (process.env.CHAOS_VERBOSE === '1') console.log(outcome.report);
     },
   );
+});
+
+describe('DynamoDB faults across the trials', () => {
+  // Each trial must meet a conflict (trial.ts); stale reads land only where a read is eventually
+  // consistent and follows a write closely (the reaper's index query), so the suite as a whole
+  // must have met them — else the stale-read half of the fault layer proved nothing.
+  it('the fault layer injected conflicts and stale reads, and the trials held', () => {
+    console.log(`DynamoDB faults injected across ${tally.trials} trials: ${JSON.stringify(tally.total)}`);
+    const problems = tally.check(process.env);
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  });
 });
