@@ -108,7 +108,8 @@ export function strictDynamoDB(
   };
 }
 
-interface Checked extends RuleViolation {
+/** A broken rule, with the operation and tables of the request that broke it. */
+export interface Checked extends RuleViolation {
   readonly operation: CheckedOperation;
   readonly tables: readonly string[];
 }
@@ -118,9 +119,23 @@ async function check(
   schemaOf: (table: string) => Promise<KeySchema | undefined>,
 ): Promise<Checked | null> {
   if (!HttpRequest.isInstance(request)) return null;
-  const operation = operationOf(request.headers);
+  const target = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'x-amz-target')?.[1];
   const text = bodyText(request.body);
-  if (operation === undefined || text === undefined) return null;
+  return text === undefined ? null : wireViolation(target, text, schemaOf);
+}
+
+/**
+ * The rule a serialized DynamoDB request breaks, from its `X-Amz-Target` header and JSON body, or
+ * null (also for an operation the layer does not check). Shared by the layer and the emulator's
+ * door (lib/local/dynamo-door.ts), which judges the bytes that reach the emulator.
+ */
+export async function wireViolation(
+  target: string | undefined,
+  text: string,
+  schemaOf: (table: string) => Promise<KeySchema | undefined>,
+): Promise<Checked | null> {
+  const operation = operationOf(target);
+  if (operation === undefined) return null;
   const body = JSON.parse(text) as Record<string, unknown>;
   const tables = [...new Set(tablesOf(operation, body))];
   const known = new Map<string, KeySchema | undefined>();
@@ -137,8 +152,7 @@ function bodyText(body: unknown): string | undefined {
   return undefined;
 }
 
-function operationOf(headers: Record<string, string>): CheckedOperation | undefined {
-  const target = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-amz-target')?.[1];
+function operationOf(target: string | undefined): CheckedOperation | undefined {
   const operation = target?.startsWith('DynamoDB_20120810.') ? target.slice('DynamoDB_20120810.'.length) : '';
   return (CHECKED_OPERATIONS as readonly string[]).includes(operation)
     ? (operation as CheckedOperation)
@@ -178,7 +192,10 @@ function callers(): string[] {
 }
 
 /** The key attribute names of `table`, or undefined when it cannot be described (let DynamoDB answer). */
-async function describeKeys(config: DynamoDBClientConfig, table: string): Promise<KeySchema | undefined> {
+export async function describeKeys(
+  config: DynamoDBClientConfig,
+  table: string,
+): Promise<KeySchema | undefined> {
   const raw = new DynamoDBClient(config);
   try {
     const { Table } = await raw.send(new DescribeTableCommand({ TableName: table }));

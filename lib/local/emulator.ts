@@ -1,11 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import { strictModeFromEnv } from '../aws/dynamo-rules.js';
+import { type DynamoDoor, openDynamoDoor } from './dynamo-door.js';
 
 /** A running AWS endpoint for local work: one this process started, or one it was given. */
 export interface Emulator {
   readonly endpoint: string;
   /** True when this process started moto and will stop it. */
   readonly owned: boolean;
+  /** The rule-checking door every DynamoDB request passes (on moto this process started). */
+  readonly door?: DynamoDoor;
   stop(): Promise<void>;
 }
 
@@ -142,11 +146,21 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, timeout
  */
 export async function startEmulator(
   env: NodeJS.ProcessEnv = process.env,
-  options: { port?: number } = {},
+  options: {
+    port?: number;
+    /**
+     * Put a DynamoDB door (lib/local/dynamo-door.ts) in front of the moto this starts, so every
+     * request is judged by DynamoDB's rules at the emulator. Default: unless
+     * `HARVESTER_STRICT_DYNAMODB=off`. With a fixed `port`, the door listens there and moto on a free one.
+     */
+    door?: boolean;
+  } = {},
 ): Promise<Emulator> {
   const given = env.AWS_ENDPOINT_URL;
   if (given) return { endpoint: given, owned: false, stop: async () => {} };
-  const port = options.port ?? (await freePort());
+  const strict = strictModeFromEnv(env);
+  const withDoor = options.door ?? strict?.kind !== 'off';
+  const port = (withDoor ? undefined : options.port) ?? (await freePort());
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawnMoto(port);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -160,10 +174,18 @@ export async function startEmulator(
     kill();
     throw error;
   }
+  const door = withDoor
+    ? await openDynamoDoor(endpoint, {
+        ...(strict?.kind === 'report' ? { logFile: strict.file, refuse: false } : {}),
+        ...(options.port ? { port: options.port } : {}),
+      })
+    : undefined;
   return {
-    endpoint,
+    endpoint: door?.endpoint ?? endpoint,
     owned: true,
+    ...(door ? { door } : {}),
     async stop() {
+      await door?.close();
       process.removeListener('exit', kill);
       child.stdin?.end();
       child.kill('SIGTERM');

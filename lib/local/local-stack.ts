@@ -6,6 +6,7 @@ import { createEngineDeps } from '../engine/index.js';
 import { createLogger } from '../observability/logger.js';
 import { bootstrapResources, type ResolvedResources } from '../resources/bootstrap.js';
 import { startDevServer } from './dev-server.js';
+import type { DoorViolation } from './dynamo-door.js';
 import { startEmulator } from './emulator.js';
 import { LocalRuntime } from './runtime.js';
 
@@ -43,6 +44,8 @@ export interface LocalStack {
   readonly runtime: LocalRuntime;
   readonly resources: ResolvedResources;
   readonly clients: AwsClients;
+  /** Requests the emulator's DynamoDB door refused; undefined when no door stands there (an emulator not started here). */
+  doorViolations(): readonly DoorViolation[] | undefined;
   /** Stops the API, the runtime, the clients and the emulator if this stack started it. Idempotent. */
   stop(): Promise<void>;
 }
@@ -128,6 +131,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       resources,
       clients,
+      doorViolations: () => emulator.door?.violations(),
       stop: () => (stopped ??= cleanup()),
     };
   } catch (error) {

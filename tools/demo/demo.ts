@@ -143,6 +143,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<Check[]> {
     );
     checks.push({ name: 'every entity stored after the retry', ok: stored.length === truthAfter.length });
     checks.push(...(await showHarvested(stack, 'demo-github', failedItems, say)));
+    // The emulator this demo started stands behind a door that judges each DynamoDB request by
+    // DynamoDB's own rules (the worker process's and the API's included).
+    const refused = stack.doorViolations();
+    if (refused)
+      checks.push({
+        name: "no DynamoDB request broke DynamoDB's rules at the emulator's door",
+        ok: refused.length === 0,
+        detail:
+          refused.length === 0 ? '0 refused' : refused.map((v) => `${v.operation}: ${v.message}`).join('; '),
+      });
+    else
+      say(
+        "  (no DynamoDB door: the emulator was not started by this demo; the clients' strict layer still checks)",
+      );
 
     const seconds = (Date.now() - started) / 1_000;
     say();
