@@ -90,7 +90,9 @@ describe.each(Object.keys(SHAPES) as (keyof typeof SHAPES)[])('a partitioned ful
     expect(done.state).toBe('succeeded');
     const partitions = partitionsOf(done);
     expect(partitions).toHaveLength(4);
-    for (const p of partitions) expect(p.processed).toBeGreaterThan(MIN_PER_PARTITION);
+    // Windows are only roughly even (quantile positions shift with the fake's clock-based versions),
+    // and the 5 invalid records may fall in one window: each still reads a real share of the stream.
+    for (const p of partitions) expect(p.processed).toBeGreaterThanOrEqual(ENTITIES / partitions.length / 2);
     const truth = fake.truth();
     expect(done.progress.processed).toBe(truth.entities.length - truth.invalidIds.length);
     expect(done.errorCount).toBe(truth.invalidIds.length);
