@@ -112,6 +112,31 @@ describe('advance', () => {
     });
   });
 
+  it('inside a window, or among records older than the listing, a page the source cut short twice goes on; only a page with nothing new ends it', () => {
+    const guessed = { guessed: true };
+    const T4 = '2024-01-01T00:00:04.000Z';
+    // A window short of its until: the records after these are still to be listed.
+    const windowed = advance(
+      { at: T1, ids: [], full: 3, until: T4, recheck: true },
+      [key('a', T2)],
+      '2',
+      guessed,
+    );
+    expect(windowed.next).toEqual({ at: T2, ids: ['a'], full: 3, until: T4, recheck: true });
+    expect(advance(windowed.next!, [key('a', T2)], '2', guessed).next).toBeNull();
+    // The whole stream, records stamped before the run's listing began.
+    const settled = { ...guessed, settledBefore: T4 };
+    const older = advance({ at: T1, ids: [], full: 3, recheck: true }, [key('a', T2)], '2', settled);
+    expect(older.next).toEqual({ at: T2, ids: ['a'], full: 3, recheck: true });
+    // Records stamped since (edits during the run): a page cut short twice ends the stream.
+    const since = { ...guessed, settledBefore: T2 };
+    expect(advance({ at: T1, ids: [], full: 3, recheck: true }, [key('a', T2)], '2', since).next).toBeNull();
+    // A version that is not a time tells nothing about the clock: the old rule holds.
+    expect(
+      advance({ at: '7', ids: [], full: 3, recheck: true }, [key('a', '8')], '2', settled).next,
+    ).toBeNull();
+  });
+
   it('follows the source’s continuation through a tie group larger than a page, then lists it again: read whole, the watermark moves on', () => {
     const step = advance({ at: T1, ids: ['a'] }, [key('a', T1), key('b', T1)], 'page-2');
     expect(step.deliver).toEqual([false, true]);

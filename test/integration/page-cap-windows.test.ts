@@ -1,0 +1,69 @@
+const { engine } = useEngineWithFakes('page-cap-windows', {
+  workers: 4,
+  env: { MAX_PARTITIONS_PER_RUN: '4', MIN_ENTITIES_PER_PARTITION: '50' },
+});
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { startRun } from '../../lib/engine/index.js';
+import type { SyncRun } from '../../lib/run/model.js';
+import { partitionsOf } from '../../lib/run/partitions.js';
+import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
+import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
+import { compareWithTruth } from '../support/live.js';
+
+/**
+ * A page cap that drops during a partitioned run of a page-numbered source that states no total:
+ * GitHub caps `per_page` without saying so, search services lower their page size under load.
+ * Each window meets short pages it must not read as its end: a window ends at its `until`, or at
+ * an empty page, never at the first page shorter than it asked for.
+ */
+
+const fakes: FakeSource[] = [];
+let counter = 0;
+
+afterAll(async () => {
+  await Promise.all(fakes.map((f) => f.stop()));
+});
+
+async function capped(after: number) {
+  const fake = await startFakeSource({
+    entities: 400,
+    seed: 3_200 + counter,
+    latencyMs: 0,
+    traits: { pageCap: { first: 20, after, later: 10 } },
+  });
+  fakes.push(fake);
+  const sourceId = `page-cap-${++counter}`;
+  const config = fakeRestConfig(fake.url, {
+    url: `${fake.url}/records-paged`,
+    pageSize: 20,
+    pagination: { type: 'page' },
+  });
+  delete config.totalPath;
+  await putSource(engine.deps, sourceId, 'rest-json', config);
+  return { fake, sourceId };
+}
+
+async function run(sourceId: string, mode: 'full' | 'incremental'): Promise<SyncRun> {
+  const started = await startRun(engine.deps, { sourceId, mode });
+  return waitForRun(engine.deps, started.runId, undefined, 120_000);
+}
+
+describe('a page cap that drops from 20 to 10 inside a partitioned run, no total', () => {
+  it.each([30])(
+    'loses nothing when the cap drops after %i listings',
+    async (after) => {
+      const { fake, sourceId } = await capped(after);
+
+      const done = await run(sourceId, 'full');
+
+      expect(done.state).toBe('succeeded');
+      expect(partitionsOf(done)).toHaveLength(4);
+      const comparison = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
+      expect(comparison.missing).toEqual([]);
+      expect(comparison.stale).toEqual([]);
+      expect(done.progress.processed).toBe(400);
+    },
+    150_000,
+  );
+});
