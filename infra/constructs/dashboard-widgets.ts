@@ -90,7 +90,7 @@ export function runWidgets(): cw.IWidget[] {
     new cw.GraphWidget({
       title: 'Runs ended',
       width: 8,
-      left: [emfSeries(METRIC.runsSucceeded), emfSeries(METRIC.runsFailed)],
+      left: [emfSeries(METRIC.runsSucceeded), emfSeries(METRIC.runsFailed), emfSeries(METRIC.runsShort)],
     }),
     new cw.GraphWidget({ title: 'Runs resumed by verdict', width: 8, left: [emfSeries(METRIC.runsResumed)] }),
     new cw.GraphWidget({

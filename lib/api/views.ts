@@ -3,6 +3,7 @@ import { redactCursor, redactUrlsIn } from '../connectors/redact-url.js';
 import type { EngineDeps } from '../engine/index.js';
 import { parseJson } from '../json/lossless.js';
 import { scheduleName } from '../queue/source-schedules.js';
+import { completenessWords } from '../run/completeness.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import { partitionsOf } from '../run/partitions.js';
@@ -40,7 +41,7 @@ export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
  * it counted, never an estimate. A retry-failed run says what it fixed.
  */
 export function runSummary(
-  run: Pick<SyncRun, 'progress' | 'state' | 'mode'> & {
+  run: Pick<SyncRun, 'progress' | 'state' | 'mode' | 'completeness'> & {
     readonly tombstoned?: number | null;
     readonly errorCount?: number;
   },
@@ -63,7 +64,7 @@ export function runSummary(
   const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
   const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';
   const ahead = run.progress.ahead ? `, ${run.progress.ahead} stamped ahead of the run's clock` : '';
-  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}${ahead}`;
+  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}${ahead}${completenessWords(run.completeness)}`;
 }
 
 /**
@@ -118,6 +119,7 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
     waitingSince:
       run.handoff?.sentAt != null ? iso(Math.max(run.handoff.sentAt, run.deferredUntil ?? 0)) : null,
     ...(run.partitions ? { partitions: partitionsOf(run).map((p) => toPartitionView(p, running)) } : {}),
+    ...(run.completeness ? { completeness: run.completeness } : {}),
     createdAt: iso(run.createdAt)!,
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),

@@ -12,6 +12,7 @@ import { PageQueue } from '../queue/page-queue.js';
 import { type RetryDeps, realRetryDeps } from '../retry/outcome.js';
 import { ChainStore } from '../store/chains.js';
 import { DeadLetterStore } from '../store/dead-letters.js';
+import { ItemCounts } from '../store/item-counts.js';
 import { ItemListing } from '../store/item-listing.js';
 import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
@@ -87,6 +88,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     lifecycle: new RunLifecycle(clients.doc, runs, sources),
     deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
     items: new ItemStore(clients.doc, config.names.itemsTable, () => clock.now()),
+    itemCounts: new ItemCounts(clients.doc, config.names.itemsTable),
     itemListing: new ItemListing(clients.doc, config.names.itemsTable),
     ...(options.rateBudgets === false
       ? {}

@@ -6,6 +6,7 @@ import type { PageQueue } from '../queue/page-queue.js';
 import type { RetryDeps } from '../retry/outcome.js';
 import type { ChainStore } from '../store/chains.js';
 import type { DeadLetterStore } from '../store/dead-letters.js';
+import type { ItemCounts } from '../store/item-counts.js';
 import type { ItemListing } from '../store/item-listing.js';
 import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
@@ -61,6 +62,8 @@ export interface EngineDeps {
   readonly lifecycle: RunLifecycle;
   readonly deadLetters: DeadLetterStore;
   readonly items: ItemStore;
+  /** Counts of a source's stored items (a run's completeness check). */
+  readonly itemCounts: ItemCounts;
   /** Page-by-page reads of stored items (the items API, the CLI, exports). */
   readonly itemListing: ItemListing;
   /** Rate budgets per credential; absent: source requests are not budgeted. */

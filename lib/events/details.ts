@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompletenessSchema } from '../run/completeness.js';
 
 /**
  * The events Harvester puts on its bus, their detail types and the shape of each detail. The JSON
@@ -38,6 +39,10 @@ export const RunEventDetailSchema = z
     finishedAt: epochMs.meta({ description: 'Epoch milliseconds' }),
     summary: z.string(),
     link: z.string(),
+    completeness: CompletenessSchema.optional().meta({
+      description:
+        "A succeeded full or reconciliation run's check of the source's count against what was read and stored",
+    }),
   })
   .meta({ title: 'SyncRun event detail' });
 

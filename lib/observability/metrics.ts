@@ -10,6 +10,8 @@ export const METRIC = {
   droppedMessages: 'DroppedMessages',
   runsSucceeded: 'RunsSucceeded',
   runsFailed: 'RunsFailed',
+  /** Succeeded full and reconciliation runs whose completeness check found the store short of the source. */
+  runsShort: 'RunsShort',
   runsResumed: 'RunsResumed',
   runDurationSeconds: 'RunDurationSeconds',
   /** Runs whose expected page waits in the queue (or on a due deferral), counted by each reaper pass. */
@@ -54,6 +56,7 @@ export const METRIC_CATALOG = {
   [METRIC.droppedMessages]: { unit: 'Count', dimensions: ['Reason'] },
   [METRIC.runsSucceeded]: { unit: 'Count', dimensions: [] },
   [METRIC.runsFailed]: { unit: 'Count', dimensions: [] },
+  [METRIC.runsShort]: { unit: 'Count', dimensions: [] },
   [METRIC.runsResumed]: { unit: 'Count', dimensions: ['Verdict'] },
   [METRIC.runDurationSeconds]: { unit: 'Seconds', dimensions: [] },
   [METRIC.runsWaiting]: { unit: 'Count', dimensions: [] },

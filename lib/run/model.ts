@@ -2,6 +2,8 @@
  * The SyncRun model: the single source of truth the UI reads. Pure types, no AWS.
  */
 
+import type { Completeness } from './completeness.js';
+
 export const RUN_MODES = ['full', 'incremental', 'reconciliation', 'dlq_retry'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
@@ -154,6 +156,8 @@ export interface SyncRun {
    * readable, but no worker continues it (an active one is ended failed, `chains_inline`).
    */
   readonly inlineChains?: true;
+  /** A full or reconciliation run's completeness check, written once when it ended succeeded. */
+  readonly completeness?: Completeness;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type Completeness, CompletenessSchema } from '../run/completeness.js';
 import type {
   Checkpoint,
   Handoff,
@@ -58,6 +59,13 @@ export function toSyncRun(item: Record<string, unknown>, chains: readonly Stored
   };
 }
 
+/** The run's completeness check, when one was written (and reads as one). */
+function completenessOf(item: Record<string, unknown>): { completeness?: Completeness } {
+  if (item.completeness === undefined) return {};
+  const parsed = CompletenessSchema.safeParse(item.completeness);
+  return parsed.success ? { completeness: parsed.data } : {};
+}
+
 /** The attributes every run item holds, whatever its layout. */
 function runLevel(item: Record<string, unknown>) {
   return {
@@ -72,6 +80,7 @@ function runLevel(item: Record<string, unknown>) {
     outboxAt: (item.outboxAt ?? null) as number | null,
     restarts: (item.restarts ?? 0) as number,
     ...(typeof item.itemDeadLetters === 'boolean' ? { itemDeadLetters: item.itemDeadLetters } : {}),
+    ...completenessOf(item),
     resume: item.resume as ResumeRecord,
     failure: (item.failure ?? null) as RunFailure | null,
     createdAt: item.createdAt as number,

@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ACTIVE_SHARDS, activeShardOf, INDEX } from '../resources/definitions.js';
+import type { Completeness } from '../run/completeness.js';
 import {
   FIRST_EPOCH,
   isActive,
@@ -253,6 +254,28 @@ export class SyncRunStore {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /**
+   * Writes an ended run's completeness check, once: a redelivered ending or a late retry finds it
+   * written and leaves it (the first check is the one taken when the run ended).
+   */
+  async recordCompleteness(runId: string, completeness: Completeness): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { runId },
+          UpdateExpression: 'SET completeness = :completeness',
+          ConditionExpression: 'attribute_exists(runId) AND attribute_not_exists(completeness)',
+          ExpressionAttributeValues: { ':completeness': completeness },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
     }
   }
 

@@ -127,7 +127,7 @@ export function listRecords(ctx: RouteContext): Reply {
     {
       data: ctx.state.traits.filter(page).map((entity) => restRecord(ctx.state, entity, raw)),
       next_cursor: last && start + page.length < live.length ? encodeCursor(last, depth + 1, growth) : null,
-      total: live.length - window.sinceIndex,
+      total: Math.max(0, live.length - window.sinceIndex + ctx.state.traits.current.countSkew),
     },
     raw,
   );
@@ -148,7 +148,7 @@ export function listRecordsPaged(ctx: RouteContext): Reply {
     {
       data: rows.map((entity) => restRecord(ctx.state, entity, raw)),
       page,
-      total: live.length - window.sinceIndex,
+      total: Math.max(0, live.length - window.sinceIndex + ctx.state.traits.current.countSkew),
     },
     raw,
   );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompletenessSchema } from '../../run/completeness.js';
 import { PARTITION_STATES, RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
 import {
@@ -140,6 +141,10 @@ export const RunViewSchema = z
     partitions: z.array(PartitionViewSchema).optional().meta({
       description:
         'A partitioned run: its partitions in index order, each a window read as its own stream. `progress`, `errorCount` and the verdict are the run’s aggregates',
+    }),
+    completeness: CompletenessSchema.optional().meta({
+      description:
+        'A succeeded full or reconciliation run: the source’s count against what the run read and what the store holds for the source, counted in the store when the run ended (`verified`, or `short` by how many and why)',
     }),
     createdAt: IsoTimeSchema,
     startedAt: IsoTimeSchema.nullable(),

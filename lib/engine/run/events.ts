@@ -1,5 +1,6 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { DETAIL_TYPES, EVENT_SOURCE } from '../../events/details.js';
+import { completenessWords } from '../../run/completeness.js';
 import type { SyncRun } from '../../run/model.js';
 
 /**
@@ -29,7 +30,8 @@ export function runEventDetail(run: SyncRun) {
     resume: run.resume,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
-    summary: `${run.progress.processed}${run.progress.total === null ? '' : `/${run.progress.total}`} processed, ${run.errorCount} in dead letters`,
+    summary: `${run.progress.processed}${run.progress.total === null ? '' : `/${run.progress.total}`} processed, ${run.errorCount} in dead letters${completenessWords(run.completeness)}`,
+    ...(run.completeness ? { completeness: run.completeness } : {}),
     // Under its source: the path a source owner's IAM policy lets them read.
     link: `/sources/${encodeURIComponent(run.sourceId)}/runs/${encodeURIComponent(run.runId)}`,
   };

@@ -1,4 +1,5 @@
 import { METRIC } from '../../observability/metrics.js';
+import { judgeCompleteness } from '../../run/completeness.js';
 import type { ResumeRecord, RunFailure, SyncRun } from '../../run/model.js';
 import type { SourceWatermark } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
@@ -22,9 +23,13 @@ export interface Ending {
  */
 export async function endRun(
   deps: EngineDeps,
-  run: Pick<SyncRun, 'runId' | 'sourceId'>,
+  run: Pick<SyncRun, 'runId' | 'sourceId' | 'mode'>,
   ending: Ending,
 ): Promise<SyncRun> {
+  // The source's count as the run last heard it, read before the ending settles the run's total.
+  const sourceCount = checksCompleteness(ending.state, run)
+    ? (await deps.runs.require(run.runId)).progress.total
+    : null;
   await deps.lifecycle.finish({
     runId: run.runId,
     sourceId: run.sourceId,
@@ -35,7 +40,7 @@ export async function endRun(
     ...(ending.watermark ? { watermark: ending.watermark } : {}),
     now: deps.clock.now(),
   });
-  const ended = await deps.runs.require(run.runId);
+  const ended = await checkCompleteness(deps, await deps.runs.require(run.runId), sourceCount);
   deps.metrics.count(ended.state === 'succeeded' ? METRIC.runsSucceeded : METRIC.runsFailed);
   if (ended.startedAt !== null && ended.finishedAt !== null) {
     deps.metrics.seconds(METRIC.runDurationSeconds, (ended.finishedAt - ended.startedAt) / 1_000);
@@ -50,6 +55,55 @@ export async function endRun(
   });
   await publishOutcome(deps, ended);
   return ended;
+}
+
+/** Modes whose run reads the whole stream, so the store's count can check it. */
+const CHECKED_MODES: ReadonlySet<SyncRun['mode']> = new Set(['full', 'reconciliation']);
+
+function checksCompleteness(state: SyncRun['state'], run: Pick<SyncRun, 'mode'>): boolean {
+  return state === 'succeeded' && CHECKED_MODES.has(run.mode);
+}
+
+/**
+ * Takes a succeeded full or reconciliation run's completeness check (lib/run/completeness.ts) and
+ * writes it into the run, before its outcome event carries it. The check never changes how the
+ * run ended: a count that fails is logged and the run goes without one.
+ */
+async function checkCompleteness(
+  deps: EngineDeps,
+  ended: SyncRun,
+  sourceCount: number | null,
+): Promise<SyncRun> {
+  if (!checksCompleteness(ended.state, ended) || ended.completeness) return ended;
+  try {
+    const completeness = judgeCompleteness(
+      {
+        sourceCount,
+        processed: ended.progress.processed,
+        failed: ended.errorCount,
+        stored: await deps.itemCounts.live(ended.sourceId),
+      },
+      deps.clock.now(),
+    );
+    if (!(await deps.runs.recordCompleteness(ended.runId, completeness))) {
+      return deps.runs.require(ended.runId);
+    }
+    if (completeness.verdict === 'short') {
+      deps.metrics.count(METRIC.runsShort);
+      deps.logger.warn('run ended short of what the source holds', {
+        runId: ended.runId,
+        sourceId: ended.sourceId,
+        ...completeness,
+      });
+    }
+    return { ...ended, completeness };
+  } catch (error) {
+    deps.logger.warn('could not check the run for completeness', {
+      runId: ended.runId,
+      error: String(error),
+    });
+    return ended;
+  }
 }
 
 /**

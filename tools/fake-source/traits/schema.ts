@@ -98,6 +98,12 @@ export const traitsSchema = z.strictObject({
    * page-size parameter it was sent answers with its own default, or the whole collection. Default none.
    */
   ignoreLimit: z.number().int().min(1).max(10_000_000).nullable().default(null),
+  /**
+   * The rest-json listings' `total` is off by this many from the rows they serve: Jira's search
+   * `total` counts issues the caller may not see, Elasticsearch's `hits.total` is only a lower
+   * bound past 10,000 hits unless asked to track them all. Default 0.
+   */
+  countSkew: z.number().int().min(-1_000).max(1_000).default(0),
 });
 
 /** Traits as given (`startFakeSource({ traits })`, `{"action":"set-traits"}`). */
