@@ -17,8 +17,9 @@ export type HarvesterProps = Partial<HarvesterSettings>;
 
 /**
  * Harvester on AWS, as a construct to add to any stack: tables, the page queue with its DLQ, the
- * page worker, reaper, drain, start-run, API and connection-check functions, Scheduler clocks, the event bus,
- * notifications, alarms, a dashboard and the outputs a deployment needs (`ApiUrl`, `DashboardUrl`…).
+ * page worker, reaper, drain, start-run, API and connection-check functions, Scheduler clocks,
+ * the event bus, notifications, alarms, a dashboard and the outputs a deployment needs (`ApiUrl`,
+ * `DashboardUrl`…).
  */
 export class Harvester extends Construct {
   readonly settings: HarvesterSettings;
