@@ -4,13 +4,18 @@
  * routes, validates and maps errors to problem+json.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { createApiDeps } from '../lib/api/deps.js';
+import { createApiDeps, createSourceCheckClient } from '../lib/api/deps.js';
 import { handleApiRequest } from '../lib/api/handler.js';
 import { annotateWork, observed } from './shared/observed.js';
 import { lambdaRuntime } from './shared/runtime.js';
 
 const { config, clients, engine, observability } = lambdaRuntime();
-const deps = createApiDeps(engine, { config, scheduler: clients.scheduler });
+const deps = createApiDeps(engine, {
+  config,
+  scheduler: clients.scheduler,
+  // The connection checks the check function runs become subsegments of the request's trace.
+  lambda: observability.tracer.captureAWSv3Client(createSourceCheckClient(config.region)),
+});
 
 export const handler = observed(
   observability,

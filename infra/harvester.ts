@@ -17,8 +17,9 @@ export type HarvesterProps = Partial<HarvesterSettings>;
 
 /**
  * Harvester on AWS, as a construct to add to any stack: tables, the page queue with its DLQ, the
- * page worker, reaper, drain, start-run and API functions, Scheduler clocks, the event bus,
- * notifications, alarms, a dashboard and the outputs a deployment needs (`ApiUrl`, `DashboardUrl`…).
+ * page worker, reaper, drain, start-run, API and connection-check functions, Scheduler clocks,
+ * the event bus, notifications, alarms, a dashboard and the outputs a deployment needs (`ApiUrl`,
+ * `DashboardUrl`…).
  */
 export class Harvester extends Construct {
   readonly settings: HarvesterSettings;
@@ -79,9 +80,11 @@ export class Harvester extends Construct {
       ...shared,
       sharedSecretRefs: Object.keys(settings.sharedSecretRefs),
     });
-    // The API signs configs and bindings; the page worker, which resolves secrets, only verifies.
+    // The API signs configs and bindings; the page worker and the check function, which resolve
+    // secrets, only verify.
     this.configMac.grantSign(this.adminApi.handler.role);
     this.configMac.grantVerify(this.pipeline.worker.role);
+    this.configMac.grantVerify(this.adminApi.sourceCheck.role);
     this.changeFeed = settings.changeFeed
       ? new ChangeFeed(this, 'ChangeFeed', {
           ...functions,
@@ -110,6 +113,7 @@ export class Harvester extends Construct {
         this.scheduling.reaper.logGroup,
         this.scheduling.startRun.logGroup,
         this.adminApi.handler.logGroup,
+        this.adminApi.sourceCheck.logGroup,
       ],
       ...(this.changeFeed ? { changeFeedDlqs: this.changeFeed.deadLetterQueues } : {}),
     });

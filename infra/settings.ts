@@ -150,6 +150,13 @@ export const FUNCTION_TIMEOUT_SECONDS = {
   drain: 60,
   /** Below the HTTP API's 30 s integration timeout, so API Gateway never answers 503 for a live request. */
   api: 29,
+  /**
+   * A connection check: the 5 s it gives the source, a budget sleep of up to 2 s begun just before
+   * that ends, and 5 s to verify the row, read the binding and give the slot back (12 s), rounded
+   * up for a cold start's first KMS, SSM and DynamoDB calls. Far below the API's 29 s, so the API
+   * always gets the function's answer (or its failure) before its own timeout.
+   */
+  sourceCheck: 15,
   /** One conditional lock, one run row and one queue message. */
   startRun: 30,
 } as const;
@@ -174,10 +181,24 @@ export const SOURCE_TEST_ROUTE_THROTTLE = { rateLimit: 1, burstLimit: 2 } as con
  * Reserved concurrency of the API function: it can never take more of the account's Lambda
  * capacity than this, whatever is sent to it (a flood of slow checks included), and always has
  * this much for itself. An operator surface needs few instances: 20 answer hundreds of ordinary
- * requests a second. The account must keep 100 executions unreserved, so its concurrency quota
- * must be at least 120 (new accounts may start lower: ask for the default 1,000).
+ * requests a second. With {@link SOURCE_CHECK_RESERVED_CONCURRENCY}, and the 100 executions the
+ * account must keep unreserved, the account's concurrency quota must be at least 125 (new
+ * accounts may start lower: ask for the default 1,000).
  */
 export const API_RESERVED_CONCURRENCY = 20;
+
+/**
+ * Reserved concurrency of the check function (`POST /sources/{sourceId}/test`): at most this many
+ * connection checks run at once in the whole stack; the next one is throttled and answered 429
+ * with `Retry-After`, like a busy source. 5 because:
+ * - each check also holds an API function instance while it waits for the answer, so the checks
+ *   must leave most of the API's {@link API_RESERVED_CONCURRENCY} to the other routes: 5 leave 15;
+ * - the route's throttle lets one check a second in ({@link SOURCE_TEST_ROUTE_THROTTLE}), and a
+ *   check gives its source at most 5 s: a steady stream of checks against slow hosts needs 5;
+ * - with at most 2 checks per source (lib/store/source-test-leases.ts), 5 still lets three
+ *   sources be checked at once.
+ */
+export const SOURCE_CHECK_RESERVED_CONCURRENCY = 5;
 
 const LOG_LEVELS: readonly LogLevel[] = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'];
 

@@ -13,6 +13,7 @@ import {
   API_RESERVED_CONCURRENCY,
   API_THROTTLE,
   FUNCTION_TIMEOUT_SECONDS,
+  SOURCE_CHECK_RESERVED_CONCURRENCY,
   SOURCE_TEST_ROUTE_THROTTLE,
 } from '../settings.js';
 import type { DataTables } from './data-tables.js';
@@ -56,9 +57,13 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
  * The admin API: one function behind an API Gateway HTTP API. Every route requires IAM
  * (SigV4) authorization — operators and the CLI sign with their own credentials, so there is no
  * user pool or API key to manage. The `$default` stage logs every request as JSON and is throttled.
+ * Connection checks run in a function of their own, which the API invokes: the API role reads no
+ * connector secret and spends no rate budget.
  */
 export class AdminApi extends Construct {
   readonly handler: HarvesterFunction;
+  /** Runs `POST /sources/{sourceId}/test` for the API (functions/source-check.ts). */
+  readonly sourceCheck: HarvesterFunction;
   readonly api: apigw.HttpApi;
   readonly stage: apigw.HttpStage;
   readonly cursorKey: secretsmanager.Secret;
@@ -81,6 +86,27 @@ export class AdminApi extends Construct {
         'would only invalidate cursors in flight. Replace the secret to rotate it.',
     });
 
+    // The connection check, the one thing the API did with a connector secret: given only a
+    // source id, it reads the row, verifies its MAC (kms:VerifyMac, granted with the key), holds a
+    // check slot and spends the rate budget (both in the rate budgets table), and resolves only the
+    // source's own or the shared secrets.
+    this.sourceCheck = new HarvesterFunction(this, 'SourceCheck', {
+      entry: 'source-check',
+      description: 'Harvester connection check of one source (POST /sources/{sourceId}/test)',
+      environment: props.environment,
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.sourceCheck,
+      // At most this many checks at once in the stack; the next is throttled, which the API answers 429.
+      reservedConcurrentExecutions: SOURCE_CHECK_RESERVED_CONCURRENCY,
+      // Invoked synchronously only: a failed check is answered, never retried in the background.
+      asyncRetryAttempts: 0,
+      tracing: props.tracing,
+      removalPolicy: props.removalPolicy,
+    });
+    this.sourceCheck.grantSecretReferences(props.sharedSecretRefs);
+    tables.rateBudgets.grant(this.sourceCheck.role, 'dynamodb:GetItem', 'dynamodb:PutItem');
+    // The source row and its binding record: reads only.
+    tables.sources.grant(this.sourceCheck.role, 'dynamodb:GetItem');
+
     this.handler = new HarvesterFunction(this, 'Handler', {
       entry: 'api',
       description: 'Harvester admin API: sources, runs, dead letters, OpenAPI',
@@ -90,6 +116,7 @@ export class AdminApi extends Construct {
         START_RUN_TARGET_ARN: scheduling.startRun.fn.functionArn,
         START_RUN_DLQ_ARN: scheduling.startRunDlq.queueArn,
         CURSOR_KEY_SECRET_ARN: this.cursorKey.secretArn,
+        SOURCE_CHECK_FUNCTION_ARN: this.sourceCheck.fn.functionArn,
       },
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
       // Whatever is sent to the API (a flood of connection checks included), it cannot take the
@@ -117,10 +144,14 @@ export class AdminApi extends Construct {
         resources: [tables.items.tableArn, `${tables.items.tableArn}/index/${INDEX.itemsByChange}`],
       }),
     );
-    // `POST /sources/{id}/test` fetches one page with the source's own (bound) secret.
-    this.handler.grantSecretReferences(props.sharedSecretRefs);
-    // … and spends the credential's rate budget like a run's request: a read and a conditional put.
-    tables.rateBudgets.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
+    // `POST /sources/{id}/test` is the check function's: invoking it (unqualified, so exactly
+    // this function and none of its versions or aliases) is all the API may do with it.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.sourceCheck.fn.functionArn],
+      }),
+    );
     messaging.pageQueue.grantSendMessages(role);
     // Source schedules (recurring start-run) are created, changed, read and removed with the source;
     // cancelling a run lists and deletes its pending deferral schedules.

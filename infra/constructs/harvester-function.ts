@@ -22,7 +22,14 @@ import { SERVICE_NAME } from '../settings.js';
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The Lambda entry points under `functions/`, one thin file per function. */
-export type FunctionEntry = 'page-worker' | 'reaper' | 'dlq-drain' | 'api' | 'start-run' | 'change-feed';
+export type FunctionEntry =
+  | 'page-worker'
+  | 'reaper'
+  | 'dlq-drain'
+  | 'api'
+  | 'source-check'
+  | 'start-run'
+  | 'change-feed';
 
 /**
  * esbuild emits ESM, and a few CommonJS dependencies still call `require` for Node built-ins;

@@ -1,3 +1,4 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError, type HarvesterConfig } from '../config/env.js';
@@ -6,6 +7,7 @@ import { type EngineDeps, LOCAL_SCHEDULER_ROLE_ARN } from '../engine/index.js';
 import { DeferralSchedules } from '../queue/deferral-cleanup.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../queue/source-schedules.js';
 import { type CursorKeySource, CursorSigner, randomCursorKey } from './cursors.js';
+import { invokedSourceCheck, type SourceCheck } from './source-check.js';
 import { boundedLookup, type SourceGuard } from './source-guard.js';
 
 /**
@@ -20,6 +22,11 @@ export interface ApiDeps extends EngineDeps {
   readonly cursors: CursorSigner;
   /** Pending deferral schedules of runs, deleted when a run is cancelled. */
   readonly deferrals?: DeferralSchedules;
+  /**
+   * Where connection checks run: the check function on AWS (`SOURCE_CHECK_FUNCTION_ARN`), so the
+   * API role reads no connector secret; absent, in this process, on these deps (lib/api/source-check.ts).
+   */
+  readonly sourceCheck?: SourceCheck;
 }
 
 /**
@@ -29,11 +36,27 @@ export interface ApiDeps extends EngineDeps {
  */
 export function createApiDeps(
   engine: EngineDeps,
-  options: { config: HarvesterConfig; scheduler: SchedulerClient; cursorKey?: CursorKeySource },
+  options: {
+    config: HarvesterConfig;
+    scheduler: SchedulerClient;
+    cursorKey?: CursorKeySource;
+    /** The client that invokes the check function; default {@link createSourceCheckClient}. */
+    lambda?: LambdaClient;
+  },
 ): ApiDeps {
   const { config, scheduler } = options;
+  const checkFunction = config.sourceCheckFunctionArn;
+  let lambda = options.lambda;
   return {
     ...engine,
+    ...(checkFunction
+      ? {
+          sourceCheck: invokedSourceCheck((request) => {
+            lambda ??= createSourceCheckClient(config.region);
+            return lambda.send(new InvokeCommand(request));
+          }, checkFunction),
+        }
+      : {}),
     sourceGuard: { policy: config.sourcePolicy, lookup: boundedLookup(systemLookup) },
     cursors: new CursorSigner(options.cursorKey ?? cursorKeyFromConfig(config)),
     deferrals: new DeferralSchedules(scheduler, config.names.scheduleGroup),
@@ -69,4 +92,13 @@ export function cursorKeyFromConfig(config: HarvesterConfig): CursorKeySource {
     return async () => key;
   }
   return randomCursorKey();
+}
+
+/**
+ * The Lambda client that invokes the check function: one attempt per check. A throttled check
+ * answers 429 at once (its caller may retry), and a failed invocation is not sent again, which
+ * could run the check twice.
+ */
+export function createSourceCheckClient(region: string): LambdaClient {
+  return new LambdaClient({ region, maxAttempts: 1 });
 }

@@ -90,6 +90,24 @@ export class SourceTestsBusyError extends ApiError {
   }
 }
 
+/**
+ * The check function (functions/source-check.ts) was not let run: its reserved concurrency is
+ * spent by checks of other sources (Lambda's `TooManyRequestsException`). 429, as a busy source.
+ */
+export class SourceChecksThrottledError extends ApiError {
+  override readonly name = 'SourceChecksThrottledError';
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      `the most connection checks the stack runs at once are running; try again in ${retryAfterSeconds} s`,
+    );
+  }
+}
+
+/** The check function failed, or answered what a check never answers: 502 (the detail stays in the log). */
+export class SourceCheckFailedError extends ApiError {
+  override readonly name = 'SourceCheckFailedError';
+}
+
 /** A config value looks like a credential itself rather than a reference to one. */
 export class RawSecretError extends ApiError {
   override readonly name = 'RawSecretError';

@@ -30,6 +30,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   413: 'Body larger than 64 KB (checked on every route, before anything else)',
   415: 'Body not sent as application/json (checked on every route that is sent a body)',
   500: 'Unexpected error; the detail quotes the request id of the log entry',
+  502: 'The function the request needed failed; the detail quotes the request id of the log entry',
 };
 
 function operationOf(route: Route): ZodOpenApiOperationObject {

@@ -24,6 +24,8 @@ import {
   RawSecretError,
   RequestValidationError,
   RouteNotFoundError,
+  SourceCheckFailedError,
+  SourceChecksThrottledError,
   SourcePolicyError,
   SourceTestsBusyError,
   UnsupportedMediaTypeError,
@@ -193,11 +195,12 @@ export function problemFor(error: unknown): MappedProblem {
     return problem(T.runEnded, 'Run already ended', 409, error.message);
   if (error instanceof LockNotHeldError || error instanceof RunStateError)
     return problem(T.conflict, 'Conflict', 409, `${error.message}; retry the request`);
-  if (error instanceof SourceTestsBusyError)
+  if (error instanceof SourceTestsBusyError || error instanceof SourceChecksThrottledError)
     return {
       ...problem(T.sourceTestsBusy, 'Too Many Requests', 429, error.message),
       headers: { 'retry-after': String(error.retryAfterSeconds) },
     };
+  if (error instanceof SourceCheckFailedError) return problem(T.blank, 'Bad Gateway', 502, error.message);
   if (error instanceof PayloadTooLargeError) return problem(T.blank, 'Content Too Large', 413, error.message);
   if (error instanceof UnsupportedMediaTypeError)
     return problem(T.blank, 'Unsupported Media Type', 415, error.message);

@@ -80,10 +80,11 @@ function numberHeader(headers: Headers, names: readonly string[]): number | null
 
 /**
  * Longest a connection check gives the source, budget wait, connection, answer and body
- * included. A check answers a person at a terminal, and each one holds an API function instance
- * for as long as it lasts: a few seconds tell whether the source answers at all, and keep a flood
- * of checks against a slow host (60 s per answer) from holding the account's Lambda capacity. A
- * run's request waits longer (`RELIABILITY.requestTimeoutMs`), with retries.
+ * included. A check answers a person at a terminal, and each one holds a function instance (on
+ * AWS the check function's, and the API's that waits for it) for as long as it lasts: a few
+ * seconds tell whether the source answers at all, and keep a flood of checks against a slow host
+ * (60 s per answer) from holding the account's Lambda capacity. A run's request waits longer
+ * (`RELIABILITY.requestTimeoutMs`), with retries.
  */
 export const SOURCE_TEST_TIMEOUT_MS = 5_000;
 

@@ -59,7 +59,7 @@ beforeAll(async () => {
     HARVESTER_CURSOR_KEY: 'k'.repeat(32),
     LOG_LEVEL: 'INFO',
   });
-  for (const name of ['api', 'page-worker', 'dlq-drain', 'reaper', 'start-run']) {
+  for (const name of ['api', 'source-check', 'page-worker', 'dlq-drain', 'reaper', 'start-run']) {
     handlers[name] = ((await import(`../../functions/${name}.ts`)) as { handler: Invoke }).handler;
   }
   observability = (await import('../../functions/shared/runtime.js')).lambdaRuntime().observability;
@@ -71,6 +71,7 @@ afterAll(() => {
 
 const invocations: [string, unknown][] = [
   ['api', apiGatewayEvent({ method: 'GET', url: '/sources' })],
+  ['source-check', { sourceId: 'no-such-source' }],
   ['start-run', { sourceId: 'no-such-source', mode: 'full' }],
   ['reaper', {}],
   ['dlq-drain', sqsEvent('{"not":"a page message"}')],

@@ -132,8 +132,8 @@ describe('the dashboard', () => {
     expect(queries.length).toBeGreaterThan(0);
     for (const query of queries) {
       expect(query).toMatch(/by sourceId/);
-      // Every function that logs engine work is searched (worker, drain, reaper, start-run, API).
-      expect(query.match(/SOURCE '/g)).toHaveLength(5);
+      // Every function that logs engine work is searched (worker, drain, reaper, start-run, API, check).
+      expect(query.match(/SOURCE '/g)).toHaveLength(6);
     }
   });
 

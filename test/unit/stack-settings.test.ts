@@ -144,7 +144,7 @@ describe('source policy settings in the stack', () => {
       sharedSecretRefs: { 'ssm:/org/t': ['https://api.github.com'] },
     });
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(6);
     expect(DEFAULT_SETTINGS.maxWorkersPerSource).toBeLessThan(DEFAULT_SETTINGS.workerMaxConcurrency);
     for (const fn of functions) {
       expect(fn.Properties.Environment.Variables).toMatchObject({

@@ -13,7 +13,7 @@ import { PAGE_DLQ_RETENTION_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../lib/co
 import { EnvSchema } from '../../lib/config/env.js';
 import { TABLES } from '../../lib/resources/definitions.js';
 
-// Synthesized once for the whole file: bundling five functions with esbuild takes seconds.
+// Synthesized once for the whole file: bundling six functions with esbuild takes seconds.
 // The app gets cdk.json's context (feature flags included), so this is the template `cdk synth` emits.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
   context: Record<string, unknown>;
@@ -125,9 +125,9 @@ describe('page queue and DLQ', () => {
 });
 
 describe('functions', () => {
-  it('runs all five on nodejs22.x, arm64, traced by X-Ray, with their own log group', () => {
+  it('runs all six on nodejs22.x, arm64, traced by X-Ray, with their own log group', () => {
     const functions = Object.values(resourcesOf('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(6);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -459,6 +459,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       ['configMacKey', logicalId(stack.harvester.configMac.key)],
       ['startRunFunction', logicalId(stack.harvester.scheduling.startRun.fn)],
       ['reaperFunction', logicalId(stack.harvester.scheduling.reaper.fn)],
+      ['sourceCheckFunction', logicalId(stack.harvester.adminApi.sourceCheck.fn)],
     ];
     const hit = named.find(([, id]) => text.includes(`"${id}"`));
     if (hit) return hit[0];
@@ -492,7 +493,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   /** What a function other than the API may do on Sources: read a row, update the lock (see below). */
   const SOURCE_LOCK = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
 
-  it('the API: runs, sources and dead letters, items read only; schedules; source secrets and rate budgets (sources test)', () => {
+  it('the API: runs, sources and dead letters, items read only; schedules; invoking the check function, no source secret', () => {
     expect(grantsOf(stack.harvester.adminApi.handler.role)).toEqual({
       ownLogs: LOGS,
       '*': sorted([...XRAY, 'scheduler:ListSchedules']),
@@ -500,9 +501,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       sources: sorted(WRITE),
       deadLetters: sorted(WRITE),
       items: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'],
-      rateBudgets: ['dynamodb:GetItem', 'dynamodb:PutItem'],
-      'ssm:harvester/*': ['ssm:GetParameter'],
-      'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
+      sourceCheckFunction: ['lambda:InvokeFunction'],
       pageQueue: sorted(SEND),
       harvesterSchedules: sorted([
         'scheduler:CreateSchedule',
@@ -529,6 +528,18 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
       bus: ['events:PutEvents'],
       harvesterSchedules: ['scheduler:CreateSchedule'],
       schedulerRole: PASS,
+      'ssm:harvester/*': ['ssm:GetParameter'],
+      'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
+      configMacKey: ['kms:VerifyMac'],
+    });
+  });
+
+  it('the check function: a source row, source secrets, rate budgets and check slots, MAC verification', () => {
+    expect(grantsOf(stack.harvester.adminApi.sourceCheck.role)).toEqual({
+      ownLogs: LOGS,
+      '*': XRAY,
+      sources: ['dynamodb:GetItem'],
+      rateBudgets: ['dynamodb:GetItem', 'dynamodb:PutItem'],
       'ssm:harvester/*': ['ssm:GetParameter'],
       'secrets:harvester/*': ['secretsmanager:GetSecretValue'],
       configMacKey: ['kms:VerifyMac'],
@@ -642,6 +653,7 @@ describe('IAM least privilege: each role holds exactly the actions its code uses
   it('the run functions and the API read no table stream', () => {
     const roles = [
       stack.harvester.adminApi.handler.role,
+      stack.harvester.adminApi.sourceCheck.role,
       stack.harvester.pipeline.worker.role,
       stack.harvester.pipeline.drain.role,
       stack.harvester.scheduling.reaper.role,
@@ -802,7 +814,7 @@ describe('failures that always surface', () => {
     const bundles = readdirSync(outdir)
       .filter((name) => name.startsWith('asset.'))
       .map((name) => join(outdir, name, 'index.mjs'));
-    expect(bundles).toHaveLength(5);
+    expect(bundles).toHaveLength(6);
     for (const bundle of bundles) {
       expect(readFileSync(bundle, 'utf8').trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(
         true,
