@@ -206,6 +206,10 @@ export function toDeadLetterView(entry: DeadLetter): z.infer<typeof DeadLetterVi
     runId: entry.runId,
     page: entry.page,
     excerpt: entry.excerpt ? redactUrlsIn(entry.excerpt) : null,
+    state: isOpen(entry) ? 'open' : 'discarded',
+    discard: entry.discard
+      ? { at: iso(entry.discard.at)!, by: entry.discard.by, reason: entry.discard.reason }
+      : null,
   };
 }
 
@@ -217,9 +221,7 @@ type DeadLetterEvent = z.infer<typeof DeadLetterDetailSchema>['history'][number]
  */
 export function toDeadLetterDetail(entry: DeadLetter): z.infer<typeof DeadLetterDetailSchema> {
   const view = toDeadLetterView(entry);
-  const discard = entry.discard
-    ? { at: iso(entry.discard.at)!, by: entry.discard.by, reason: entry.discard.reason }
-    : null;
+  const { discard } = view;
   const history: DeadLetterEvent[] = [{ at: view.firstFailedAt, event: 'first_failure' }];
   if (entry.lastFailedAt !== entry.firstFailedAt || entry.discard)
     history.push({ at: view.lastFailedAt, event: 'last_failure', runId: entry.runId, page: entry.page });
@@ -228,8 +230,6 @@ export function toDeadLetterDetail(entry: DeadLetter): z.infer<typeof DeadLetter
   history.sort((a, b) => a.at.localeCompare(b.at));
   return {
     ...view,
-    state: isOpen(entry) ? 'open' : 'discarded',
-    discard,
     record: recordOf(view.excerpt),
     history,
   };

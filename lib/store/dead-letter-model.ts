@@ -67,6 +67,43 @@ export interface Discard {
   readonly reason: string;
 }
 
+/**
+ * Which entries a triage command means (bulk discard, listings): those whose last failure was in
+ * `runId`, of one error class, and whose reason contains `reasonMatch` (case-sensitive). Each
+ * given field narrows; none given means every entry.
+ */
+export interface DeadLetterFilter {
+  readonly runId?: string;
+  readonly errorClass?: ErrorClass;
+  readonly reasonMatch?: string;
+}
+
+/**
+ * A filter as conditions on an entry's own attributes, for a FilterExpression or, re-checked at
+ * the write, a ConditionExpression (an entry that failed again differently in between no longer
+ * matches). Values are named `:filter…`, apart from any other expression's.
+ */
+export function filterConditions(filter: DeadLetterFilter): {
+  conditions: string[];
+  values: Record<string, unknown>;
+} {
+  const conditions: string[] = [];
+  const values: Record<string, unknown> = {};
+  if (filter.runId !== undefined) {
+    conditions.push('runId = :filterRun');
+    values[':filterRun'] = filter.runId;
+  }
+  if (filter.errorClass !== undefined) {
+    conditions.push('errorClass = :filterClass');
+    values[':filterClass'] = filter.errorClass;
+  }
+  if (filter.reasonMatch !== undefined) {
+    conditions.push('contains(reason, :filterReason)');
+    values[':filterReason'] = filter.reasonMatch;
+  }
+  return { conditions, values };
+}
+
 /** An entry is open until it is discarded: counted in its run's "K in DLQ", listed, retried. */
 export function isOpen(entry: Pick<DeadLetter, 'state'>): boolean {
   return entry.state === undefined;

@@ -1,11 +1,14 @@
 import { startRun } from '../../engine/index.js';
 import { deadLetterEntryId } from '../../store/dead-letter-model.js';
 import { DeadLetterNotFoundError } from '../../store/errors.js';
+import { discardMatching } from '../dead-letter-triage.js';
 import type { ApiDeps } from '../deps.js';
 import { DeadLetterResolvedError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
+  BulkDiscardBodySchema,
+  BulkDiscardResultSchema,
   DeadLetterDetailSchema,
   DeadLetterPageSchema,
   DeadLetterPathSchema,
@@ -58,13 +61,14 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}:${query.state}`;
+      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}:${query.state}${query.reasonMatch === undefined ? '' : `:${JSON.stringify(query.reasonMatch)}`}`;
       const page = await listPage(deps.cursors, listing, query.cursor, (cursor) =>
         deps.deadLetters.list(params.sourceId, {
           limit: query.limit,
           ...(cursor ? { cursor } : {}),
           ...(query.runId ? { runId: query.runId } : {}),
           ...(query.errorClass ? { errorClass: query.errorClass } : {}),
+          ...(query.reasonMatch ? { reasonMatch: query.reasonMatch } : {}),
           state: query.state,
         }),
       );
@@ -113,6 +117,42 @@ export const deadLetterRoutes: Route[] = [
       });
       if (!entry) throw await nothingToDiscard(deps, params.sourceId, params.entryId);
       return { status: 200, body: toDeadLetterDetail(entry) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/sources/{sourceId}/dead-letters/discard',
+    operationId: 'discardDeadLetters',
+    summary: 'Give up on every open dead letter matching a filter',
+    description:
+      "Triage at volume: discards the source's open entries whose last failure was in `runId`, of `errorClass`, whose reason contains `reasonMatch` (criteria combine), or `all: true`; an empty filter is a 400. Each entry is kept as `discard` does (state `discarded`, the caller's IAM identity, the time, `reason`), by a conditional write: an entry discarded, resolved or failed again differently since it was read is `skipped`. One call does bounded work (at most 200 entries; a `dryRun` counts up to 1,000 without writing): while `nextCursor` is not null, call again with it and the same filter.",
+    tag: 'dead-letters',
+    params: SourcePathSchema,
+    body: BulkDiscardBodySchema,
+    responses: { 200: { description: 'What this call did', schema: BulkDiscardResultSchema } },
+    problems: [404],
+    async handle({ params, body, deps, request }) {
+      await deps.sources.require(params.sourceId);
+      const { runId, errorClass, reasonMatch } = body.filter;
+      const filter = {
+        ...(runId !== undefined ? { runId } : {}),
+        ...(errorClass !== undefined ? { errorClass } : {}),
+        ...(reasonMatch !== undefined ? { reasonMatch } : {}),
+      };
+      const discard = { at: deps.clock.now(), by: request.caller ?? null, reason: body.reason };
+      const outcome = await discardMatching(deps, params.sourceId, filter, {
+        ...(body.dryRun ? {} : { discard }),
+        ...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+      });
+      if (!body.dryRun && outcome.matched > 0)
+        deps.logger.info('dead letters discarded by filter', {
+          sourceId: params.sourceId,
+          filter: body.filter,
+          discarded: outcome.discarded,
+          skipped: outcome.skipped,
+          by: discard.by,
+        });
+      return { status: 200, body: { dryRun: body.dryRun, ...outcome } };
     },
   }),
   defineRoute({
