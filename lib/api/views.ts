@@ -5,6 +5,7 @@ import { parseJson } from '../json/lossless.js';
 import { scheduleName } from '../queue/source-schedules.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
+import { runParams } from '../run/params.js';
 import { partitionsOf } from '../run/partitions.js';
 import { type DeadLetter, EXCERPT_MAX_CHARS, isOpen } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
@@ -118,6 +119,7 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
     waitingSince:
       run.handoff?.sentAt != null ? iso(Math.max(run.handoff.sentAt, run.deferredUntil ?? 0)) : null,
     ...(run.partitions ? { partitions: partitionsOf(run).map((p) => toPartitionView(p, running)) } : {}),
+    ...(runParams(run).deadLetterFilter ? { deadLetterFilter: runParams(run).deadLetterFilter } : {}),
     createdAt: iso(run.createdAt)!,
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),

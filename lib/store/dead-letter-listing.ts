@@ -18,12 +18,18 @@ export interface ListDeadLettersOptions extends DeadLetterFilter {
   readonly cursor?: string | null;
   readonly failedBefore?: number;
   readonly state?: 'open' | DeadLetterState;
+  /**
+   * Read the source's entries from the table, consistently, also with `runId` (then a filter
+   * rather than the index, which is never consistent): for a run that walks the listing by the
+   * table's key, such as a filtered retry-failed run.
+   */
+  readonly consistent?: boolean;
 }
 
 /**
  * Open entries of a source, a page at a time, optionally only those matching a
  * {@link DeadLetterFilter}; with `state: 'discarded'`, the discarded ones instead (the audit trail).
- * By run it reads the `deadLettersByRun` index; otherwise the table, consistently.
+ * By run it reads the `deadLettersByRun` index (unless `consistent`); otherwise the table, consistently.
  */
 export async function listDeadLetters(
   doc: DynamoDBDocumentClient,
@@ -32,7 +38,9 @@ export async function listDeadLetters(
   options: ListDeadLettersOptions,
 ): Promise<Page<DeadLetter>> {
   const discarded = options.state === 'discarded';
+  const byRun = options.runId !== undefined && !options.consistent;
   const filter = filterConditions({
+    ...(options.runId !== undefined && !byRun ? { runId: options.runId } : {}),
     ...(options.errorClass ? { errorClass: options.errorClass } : {}),
     ...(options.reasonMatch ? { reasonMatch: options.reasonMatch } : {}),
   });
@@ -45,7 +53,6 @@ export async function listDeadLetters(
     filters.push('firstFailedAt <= :before');
     values[':before'] = options.failedBefore;
   }
-  const byRun = options.runId !== undefined;
   if (byRun) filters.push('sourceId = :sourceId');
   const limit = options.limit ?? 50;
   const items: DeadLetter[] = [];

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { REDACTED, redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import type { ErrorClass } from '../retry/errors.js';
+import type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { wellFormed } from './storable.js';
+
+export type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 
 /*
  * What a dead letter is, apart from where it is stored: the entry, its scope, its discard, the
@@ -65,17 +68,6 @@ export interface Discard {
   /** The caller's identity as the API knows it (an IAM ARN), or null when it has none (locally). */
   readonly by: string | null;
   readonly reason: string;
-}
-
-/**
- * Which entries a triage command means (bulk discard, listings): those whose last failure was in
- * `runId`, of one error class, and whose reason contains `reasonMatch` (case-sensitive). Each
- * given field narrows; none given means every entry.
- */
-export interface DeadLetterFilter {
-  readonly runId?: string;
-  readonly errorClass?: ErrorClass;
-  readonly reasonMatch?: string;
 }
 
 /**

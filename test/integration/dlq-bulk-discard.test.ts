@@ -12,7 +12,7 @@ import type { ErrorClass } from '../../lib/retry/errors.js';
 import type { DeadLetterStore } from '../../lib/store/dead-letters.js';
 import { apiOver, callApi } from '../support/api.js';
 import { captureIo } from '../support/cli-io.js';
-import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
  * Triage at volume: an operator gives up on every open dead letter a filter matches — a run's,
@@ -265,5 +265,52 @@ describe('dlq discard by filter', () => {
     expect(rest.stdout).toContain('discarded 30 dead letters of bulk-many: outage');
     const open = JSON.parse((await cli('dlq', 'list', 'bulk-many', '--json')).stdout).items;
     expect(open).toHaveLength(4);
+  });
+});
+
+describe('dlq retry by filter', () => {
+  it('retries only the open dead letters the filter matches, and the run shows its filter', async () => {
+    await newSource('bulk-retry');
+    const runId = ulid();
+    const matching = await file('bulk-retry', 3, {
+      prefix: 'a',
+      errorClass: 'transient',
+      reason: 'HTTP 503',
+      runId,
+    });
+    const otherRun = await file('bulk-retry', 3, {
+      prefix: 'b',
+      errorClass: 'transient',
+      reason: 'HTTP 503',
+    });
+    const otherClass = await file('bulk-retry', 2, {
+      prefix: 'c',
+      errorClass: 'permanent',
+      reason: 'bad',
+      runId,
+    });
+    const store = engine.deps.deadLetters;
+    const untouched = [...otherRun, ...otherClass];
+    const before = await Promise.all(untouched.map((id) => store.get('bulk-retry', id)));
+
+    const started = await callApi(api, 'POST', '/sources/bulk-retry/dead-letters/retry', {
+      filter: { runId, errorClass: 'transient' },
+    });
+    await waitForRun(engine.deps, started.json.runId);
+    const shown = await callApi(api, 'GET', `/sources/bulk-retry/runs/${started.json.runId}`);
+
+    expect(started.status).toBe(202);
+    expect(shown.json.deadLetterFilter).toEqual({ runId, errorClass: 'transient' });
+    // Retried: each entry was fetched again, and is resolved (gone at the source) or failed anew.
+    for (const id of matching) {
+      const entry = await store.get('bulk-retry', id);
+      expect(entry === undefined || entry.runId === started.json.runId, id).toBe(true);
+    }
+    expect(await Promise.all(untouched.map((id) => store.get('bulk-retry', id)))).toEqual(before);
+  });
+
+  it('refuses an empty retry filter with 400', async () => {
+    const empty = await callApi(api, 'POST', '/sources/bulk-retry/dead-letters/retry', { filter: {} });
+    expect(empty.status).toBe(400);
   });
 });

@@ -60,6 +60,10 @@ beforeAll(async () => {
     [`POST ${BULK}`]: bulk,
     'POST /sources/acme/dead-letters/item%23e-7/discard': { status: 200, body: DISCARDED_ENTRY },
     'GET /sources/acme/dead-letters': { status: 200, body: { items: [DISCARDED_ENTRY], nextCursor: null } },
+    'POST /sources/acme/dead-letters/retry': {
+      status: 202,
+      body: { runId: '01J9ZQ4T7J8Y2K3M4N5P6Q7R8T', sourceId: 'acme', mode: 'dlq_retry' },
+    },
   });
 });
 afterAll(() => api.close());
@@ -191,5 +195,26 @@ describe('dlq list --state discarded', () => {
     expect(row).toMatch(
       /^item#e-7\s+permanent\s+2026-12-02T09:30:00.000Z\s+arn:aws:sts::123456789012:assumed-role\/Ops\/alice\s+deleted upstream$/,
     );
+  });
+});
+
+describe('dlq retry by filter', () => {
+  it('sends the filter the flags name, and says the run retries only those', async () => {
+    const io = captureIo();
+    expect(await run(io, 'retry', 'acme', '--error-class', 'transient', '--reason-match', 'HTTP 5')).toBe(0);
+    expect(JSON.parse(api.seen[0]!.body)).toEqual({
+      filter: { errorClass: 'transient', reasonMatch: 'HTTP 5' },
+    });
+    expect(io.stdout()).toContain(
+      "retrying only the open dead letters of acme matching --error-class transient --reason-match 'HTTP 5'",
+    );
+    expect(io.stdout()).toContain('started run 01J9ZQ4T7J8Y2K3M4N5P6Q7R8T (dlq_retry) of acme');
+  });
+
+  it('without a filter retries every open entry, sending no body', async () => {
+    const io = captureIo();
+    expect(await run(io, 'retry', 'acme')).toBe(0);
+    expect(api.seen[0]!.body).toBe('');
+    expect(io.stdout()).not.toContain('retrying only');
   });
 });

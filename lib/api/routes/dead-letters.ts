@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import { startRun } from '../../engine/index.js';
 import { deadLetterEntryId } from '../../store/dead-letter-model.js';
+import type { DeadLetterFilter } from '../../store/dead-letters.js';
 import { DeadLetterNotFoundError } from '../../store/errors.js';
 import { discardMatching } from '../dead-letter-triage.js';
 import type { ApiDeps } from '../deps.js';
@@ -10,12 +12,14 @@ import {
   BulkDiscardBodySchema,
   BulkDiscardResultSchema,
   DeadLetterDetailSchema,
+  type DeadLetterFilterSchema,
   DeadLetterPageSchema,
   DeadLetterPathSchema,
   DiscardBodySchema,
   ListDeadLettersQuerySchema,
+  RetryDeadLettersBodySchema,
 } from '../schemas/dead-letters.js';
-import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
+import { RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
 import { runLocation, toDeadLetterDetail, toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
@@ -45,6 +49,19 @@ async function nothingToDiscard(deps: ApiDeps, sourceId: string, entryId: string
     runId,
     `dead letter ${entryId} of source ${sourceId} is already resolved: ${mode}run ${runId} stored entity ${entityId} (version ${item.version}) at ${new Date(item.syncedAt).toISOString()}, and a run that loads an entity removes its dead letter; nothing is left to discard`,
   );
+}
+
+/** The store's filter from a request's (`all: true` is no criterion: every entry). */
+function filterOf({
+  runId,
+  errorClass,
+  reasonMatch,
+}: z.output<typeof DeadLetterFilterSchema>): DeadLetterFilter {
+  return {
+    ...(runId !== undefined ? { runId } : {}),
+    ...(errorClass !== undefined ? { errorClass } : {}),
+    ...(reasonMatch !== undefined ? { reasonMatch } : {}),
+  };
 }
 
 /** Dead letters: triage listing, one entry in full, discard, and "retry failed". */
@@ -133,12 +150,7 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, body, deps, request }) {
       await deps.sources.require(params.sourceId);
-      const { runId, errorClass, reasonMatch } = body.filter;
-      const filter = {
-        ...(runId !== undefined ? { runId } : {}),
-        ...(errorClass !== undefined ? { errorClass } : {}),
-        ...(reasonMatch !== undefined ? { reasonMatch } : {}),
-      };
+      const filter = filterOf(body.filter);
       const discard = { at: deps.clock.now(), by: request.caller ?? null, reason: body.reason };
       const outcome = await discardMatching(deps, params.sourceId, filter, {
         ...(body.dryRun ? {} : { discard }),
@@ -161,17 +173,19 @@ export const deadLetterRoutes: Route[] = [
     operationId: 'retryDeadLetters',
     summary: 'Retry failed: start a dlq_retry run',
     description:
-      "Re-fetches the source's open dead letters (items by id, pages by cursor); resolved entries leave dead_letters. 409 (naming `activeRunId`) while a run is active.",
+      "Re-fetches the source's open dead letters (items by id, pages by cursor), or with a `filter` only those matching it (the filter of a bulk discard; kept in the run's params); resolved entries leave dead_letters. 409 (naming `activeRunId`) while a run is active.",
     tag: 'dead-letters',
     params: SourcePathSchema,
-    body: EmptyBodySchema,
+    body: RetryDeadLettersBodySchema,
     responses: { 202: { description: 'Queued', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, deps, request }) {
+    async handle({ params, body, deps, request }) {
+      const filter = body?.filter && !body.filter.all ? filterOf(body.filter) : undefined;
       const run = await startRun(deps, {
         sourceId: params.sourceId,
         mode: 'dlq_retry',
         trigger: triggerOf(request),
+        ...(filter ? { deadLetterFilter: filter } : {}),
       });
       return {
         status: 202,

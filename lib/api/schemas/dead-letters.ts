@@ -119,6 +119,16 @@ export const BulkDiscardBodySchema = z.strictObject({
   }),
 });
 
+/** Body of `POST /sources/{sourceId}/dead-letters/retry`: optional, as is its filter (none: every open entry). */
+export const RetryDeadLettersBodySchema = z
+  .strictObject({
+    filter: DeadLetterFilterSchema.optional().meta({
+      description: 'Retry only the open entries matching it; absent (or `all: true`): every open entry',
+    }),
+  })
+  .optional()
+  .meta({ id: 'RetryDeadLettersRequest' });
+
 /** What one bulk-discard call did. */
 export const BulkDiscardResultSchema = z
   .object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CLASSES } from '../../retry/errors.js';
 import { PARTITION_STATES, RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
 import {
@@ -141,6 +142,17 @@ export const RunViewSchema = z
       description:
         'A partitioned run: its partitions in index order, each a window read as its own stream. `progress`, `errorCount` and the verdict are the run’s aggregates',
     }),
+    deadLetterFilter: z
+      .object({
+        runId: RunIdSchema.optional(),
+        errorClass: z.enum(ERROR_CLASSES).optional(),
+        reasonMatch: z.string().optional(),
+      })
+      .optional()
+      .meta({
+        description:
+          'A `dlq_retry` run started with a filter: only the open dead letters matching it are retried. Absent: all of them',
+      }),
     createdAt: IsoTimeSchema,
     startedAt: IsoTimeSchema.nullable(),
     finishedAt: IsoTimeSchema.nullable(),

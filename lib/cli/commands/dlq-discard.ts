@@ -15,7 +15,8 @@ import { entryPath } from './dlq-entry.js';
 
 type DeadLetterDetail = z.infer<typeof DeadLetterDetailSchema>;
 type BulkDiscardResult = z.infer<typeof BulkDiscardResultSchema>;
-type DeadLetterFilter = z.input<typeof DeadLetterFilterSchema>;
+/** A filter as the API takes it. */
+export type DeadLetterFilter = z.input<typeof DeadLetterFilterSchema>;
 
 interface DiscardOptions {
   readonly reason: string;
@@ -31,8 +32,10 @@ export function shellWord(text: string): string {
   return /^[\w@%+=:,./#-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The filter the flags name, or undefined when they name none (the single-entry form). */
-function filterOf(opts: DiscardOptions): DeadLetterFilter | undefined {
+/** The filter the flags name, or undefined when they name none (the single-entry form; retry: all). */
+export function filterOf(
+  opts: Pick<DiscardOptions, 'run' | 'errorClass' | 'reasonMatch' | 'all'>,
+): DeadLetterFilter | undefined {
   const narrowed = opts.run !== undefined || opts.errorClass !== undefined || opts.reasonMatch !== undefined;
   if (opts.all && narrowed)
     throw new CliUsageError(

@@ -7,7 +7,7 @@ import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { contextOf } from '../context.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable } from '../output.js';
-import { registerDlqDiscardCommand, shellWord } from './dlq-discard.js';
+import { filterFlags, filterOf, registerDlqDiscardCommand, shellWord } from './dlq-discard.js';
 import { registerDlqEntryCommands } from './dlq-entry.js';
 import { reportStarted } from './runs.js';
 
@@ -113,17 +113,39 @@ export function registerDlqCommands(program: Command, io: Io): void {
 
   dlq
     .command('retry <sourceId>')
-    .addHelpText('after', examples('dlq retry acme', 'dlq retry acme --watch && echo all recovered'))
-    .description(
-      'retry failed: start a dlq_retry run over the open dead letters (with --watch: exits 0 when all recovered, 1 while any still fail)',
+    .addHelpText(
+      'after',
+      examples(
+        'dlq retry acme',
+        'dlq retry acme --watch && echo all recovered',
+        'dlq retry acme --error-class transient --watch   # only the transient ones',
+      ),
     )
+    .description(
+      'retry failed: start a dlq_retry run over the open dead letters, or only those a filter matches (with --watch: exits 0 when all recovered, 1 while any still fail)',
+    )
+    .option('--run <runId>', 'only entries whose last failure was in this run')
+    .option('--error-class <class>', ERROR_CLASSES.join(' or '), oneOf('--error-class', ERROR_CLASSES))
+    .option('--reason-match <text>', 'only entries whose failure reason contains this text')
     .option('--watch', 'follow the run until it ends')
-    .action(async (sourceId: string, opts: { watch?: boolean }, cmd: Command) => {
-      const ctx = contextOf(cmd, io);
-      const run = await (await ctx.client()).request<RunView>(
-        'POST',
-        `/sources/${encodeURIComponent(sourceId)}/dead-letters/retry`,
-      );
-      await reportStarted(ctx, run, Boolean(opts.watch));
-    });
+    .action(
+      async (
+        sourceId: string,
+        opts: { run?: string; errorClass?: string; reasonMatch?: string; watch?: boolean },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd, io);
+        const filter = filterOf(opts);
+        const run = await (await ctx.client()).request<RunView>(
+          'POST',
+          `/sources/${encodeURIComponent(sourceId)}/dead-letters/retry`,
+          filter ? { filter } : undefined,
+        );
+        if (filter && !ctx.json)
+          printLines(io, [
+            `retrying only the open dead letters of ${sourceId} matching ${filterFlags(filter)}`,
+          ]);
+        await reportStarted(ctx, run, Boolean(opts.watch));
+      },
+    );
 }
