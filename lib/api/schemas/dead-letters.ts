@@ -105,7 +105,11 @@ export const DeadLetterFilterSchema = z
         message: 'all: true means every open entry: give it alone, or drop it and keep the other criteria',
       });
   })
-  .meta({ id: 'DeadLetterFilter' });
+  .meta({
+    id: 'DeadLetterFilter',
+    description:
+      'Which open dead letters: `runId`, `errorClass` and `reasonMatch` combine (each narrows); `all: true` stands alone for every open entry. An empty filter is a 400, never read as everything',
+  });
 
 /** Body of `POST /sources/{sourceId}/dead-letters/discard`. */
 export const BulkDiscardBodySchema = z.strictObject({

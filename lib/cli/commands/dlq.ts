@@ -23,7 +23,12 @@ export function registerDlqCommands(program: Command, io: Io): void {
     .command('dlq')
     .addHelpText(
       'after',
-      examples('dlq list acme', "dlq show acme 'item#e-000042'", 'dlq retry acme --watch'),
+      examples(
+        'dlq list acme',
+        "dlq show acme 'item#e-000042'",
+        'dlq retry acme --watch',
+        "dlq discard acme --error-class permanent --reason 'invalid upstream, accepted'",
+      ),
     )
     .description('dead letters: failed items and pages');
 
