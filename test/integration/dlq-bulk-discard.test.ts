@@ -216,6 +216,49 @@ describe('dlq discard by filter', () => {
     for (const id of ids.slice(1)) expect((await store.get('bulk-race', id))?.state).toBe('discarded');
   });
 
+  it('the CLI reports as skipped an entry a retry resolved between its count and its discard', async () => {
+    await newSource('bulk-between');
+    const ids = await file('bulk-between', 15, {
+      prefix: 'p',
+      errorClass: 'permanent',
+      reason: 'invalid record',
+    });
+    const store = engine.deps.deadLetters;
+    let reads = 0;
+    // The count reads once (15 fit one page); before the discard's read, a retry resolves one.
+    const racing: DeadLetterStore = Object.create(store, {
+      list: {
+        value: async (...args: Parameters<DeadLetterStore['list']>) => {
+          if (++reads === 2) await store.resolve('bulk-between', ids[7]!);
+          return store.list(...args);
+        },
+      },
+    });
+    const racingServer = await startDevServer({ deps: { ...api, deadLetters: racing } });
+    const io = captureIo();
+    const args = [
+      'dlq',
+      'discard',
+      'bulk-between',
+      '--error-class',
+      'permanent',
+      '--reason',
+      'accepted',
+      '--yes',
+    ];
+    const code = await runCli(['node', 'harvester', '--endpoint', racingServer.url, ...args], io).finally(
+      () => racingServer.stop(),
+    );
+
+    expect(code).toBe(0);
+    expect(io.stdout()).toContain('15 open dead letters of bulk-between match --error-class permanent');
+    expect(io.stdout()).toContain('discarded 14 dead letters of bulk-between: accepted');
+    expect(io.stdout()).toContain(
+      'skipped 1: discarded, resolved or failed again differently since they were counted',
+    );
+    expect(await store.get('bulk-between', ids[7]!)).toBeUndefined();
+  });
+
   it('refuses an empty filter with 400 and discards nothing', async () => {
     await newSource('bulk-empty');
     await file('bulk-empty', 2, { prefix: 'e', errorClass: 'permanent', reason: 'invalid record' });

@@ -37,8 +37,12 @@ const DISCARDED_ENTRY = {
   },
 };
 
+/** Called with each bulk request before it is answered (to change what matches in between). */
+let onRequest: (request: SeenRequest) => void = () => {};
+
 /** The bulk route: each call takes up to `perCall` of what is left from its cursor (`n<offset>`). */
 function bulk(request: SeenRequest) {
+  onRequest(request);
   const body = JSON.parse(request.body) as { dryRun: boolean; cursor?: string };
   const offset = body.cursor ? Number(body.cursor.slice(1)) : 0;
   const taken = Math.min(perCall, matching - offset);
@@ -71,6 +75,7 @@ beforeEach(() => {
   api.seen.length = 0;
   matching = 0;
   skippedPerCall = 0;
+  onRequest = () => {};
 });
 
 async function run(io: ReturnType<typeof captureIo>, ...args: string[]): Promise<number> {
@@ -110,6 +115,20 @@ describe('dlq discard by filter', () => {
       'skipped 3: discarded, resolved or failed again differently since they were counted',
     );
     expect(io.stdout()).toContain('dlq list acme --state discarded');
+  });
+
+  it('counts as skipped the entries counted that the discard no longer found (resolved in between)', async () => {
+    matching = 12;
+    const io = captureIo();
+    const resolveTwo = (request: SeenRequest) => {
+      if (!JSON.parse(request.body).dryRun) matching = 10;
+    };
+    api.seen.length = 0;
+    onRequest = resolveTwo;
+
+    expect(await run(io, 'discard', 'acme', '--all', '--reason', 'x', '--yes', '--json')).toBe(0);
+
+    expect(JSON.parse(io.stdout())).toMatchObject({ counted: 12, discarded: 10, skipped: 2 });
   });
 
   it('"n" at the question discards nothing', async () => {

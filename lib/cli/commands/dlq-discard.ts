@@ -110,18 +110,21 @@ async function discardByFilter(
   if (!(await confirm(ctx.io, question, { yes: opts.yes, flag: '--yes' })))
     return printLines(ctx.io, [`kept the dead letters of ${sourceId}: nothing discarded`]);
   const done = await followAll(ctx, sourceId, { filter, reason: opts.reason, dryRun: false });
+  // Counted but not discarded: skipped at the write (discarded, resolved or failed again in
+  // between), or gone from the listing before the discard read it (resolved since the count).
+  const skipped = Math.max(done.skipped, counted.matched - done.discarded);
   if (ctx.json)
     return printJson(ctx.io, {
       sourceId,
       filter,
       counted: counted.matched,
       discarded: done.discarded,
-      skipped: done.skipped,
+      skipped,
     });
   printLines(ctx.io, [
     `discarded ${done.discarded} dead letters of ${sourceId}: ${opts.reason}`,
-    ...(done.skipped > 0
-      ? [`skipped ${done.skipped}: discarded, resolved or failed again differently since they were counted`]
+    ...(skipped > 0
+      ? [`skipped ${skipped}: discarded, resolved or failed again differently since they were counted`]
       : []),
     `kept as audit records: ${ctx.hint(`dlq list ${sourceId} --state discarded`)}`,
   ]);
