@@ -6,6 +6,7 @@ import { scheduleName } from '../queue/source-schedules.js';
 import { completenessWords } from '../run/completeness.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
+import { runParams } from '../run/params.js';
 import { partitionsOf } from '../run/partitions.js';
 import { type DeadLetter, EXCERPT_MAX_CHARS, isOpen } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
@@ -120,6 +121,7 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
       run.handoff?.sentAt != null ? iso(Math.max(run.handoff.sentAt, run.deferredUntil ?? 0)) : null,
     ...(run.partitions ? { partitions: partitionsOf(run).map((p) => toPartitionView(p, running)) } : {}),
     ...(run.completeness ? { completeness: run.completeness } : {}),
+    ...(runParams(run).deadLetterFilter ? { deadLetterFilter: runParams(run).deadLetterFilter } : {}),
     createdAt: iso(run.createdAt)!,
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),
@@ -208,6 +210,10 @@ export function toDeadLetterView(entry: DeadLetter): z.infer<typeof DeadLetterVi
     runId: entry.runId,
     page: entry.page,
     excerpt: entry.excerpt ? redactUrlsIn(entry.excerpt) : null,
+    state: isOpen(entry) ? 'open' : 'discarded',
+    discard: entry.discard
+      ? { at: iso(entry.discard.at)!, by: entry.discard.by, reason: entry.discard.reason }
+      : null,
   };
 }
 
@@ -219,9 +225,7 @@ type DeadLetterEvent = z.infer<typeof DeadLetterDetailSchema>['history'][number]
  */
 export function toDeadLetterDetail(entry: DeadLetter): z.infer<typeof DeadLetterDetailSchema> {
   const view = toDeadLetterView(entry);
-  const discard = entry.discard
-    ? { at: iso(entry.discard.at)!, by: entry.discard.by, reason: entry.discard.reason }
-    : null;
+  const { discard } = view;
   const history: DeadLetterEvent[] = [{ at: view.firstFailedAt, event: 'first_failure' }];
   if (entry.lastFailedAt !== entry.firstFailedAt || entry.discard)
     history.push({ at: view.lastFailedAt, event: 'last_failure', runId: entry.runId, page: entry.page });
@@ -230,8 +234,6 @@ export function toDeadLetterDetail(entry: DeadLetter): z.infer<typeof DeadLetter
   history.sort((a, b) => a.at.localeCompare(b.at));
   return {
     ...view,
-    state: isOpen(entry) ? 'open' : 'discarded',
-    discard,
     record: recordOf(view.excerpt),
     history,
   };

@@ -1,3 +1,4 @@
+import type { DeadLetterFilter } from './dead-letter-filter.js';
 import type { SyncRun } from './model.js';
 
 /** The parameters a run records at its start, which stay fixed for its whole life. */
@@ -25,6 +26,8 @@ export interface RunParams extends Record<string, unknown> {
   readonly configMac?: string;
   /** `dlq_retry` runs: only dead letters that failed first at or before this time are in scope. */
   readonly deadLettersBefore?: number;
+  /** `dlq_retry` runs started with a filter: only the open entries matching it are retried. */
+  readonly deadLetterFilter?: DeadLetterFilter;
   /** Most partitions the run may be split into, when the start asked for a bound. */
   readonly partitions?: number;
 }

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { REDACTED, redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
 import type { ErrorClass } from '../retry/errors.js';
+import type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { wellFormed } from './storable.js';
+
+export type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 
 /*
  * What a dead letter is, apart from where it is stored: the entry, its scope, its discard, the
@@ -65,6 +68,32 @@ export interface Discard {
   /** The caller's identity as the API knows it (an IAM ARN), or null when it has none (locally). */
   readonly by: string | null;
   readonly reason: string;
+}
+
+/**
+ * A filter as conditions on an entry's own attributes, for a FilterExpression or, re-checked at
+ * the write, a ConditionExpression (an entry that failed again differently in between no longer
+ * matches). Values are named `:filter…`, apart from any other expression's.
+ */
+export function filterConditions(filter: DeadLetterFilter): {
+  conditions: string[];
+  values: Record<string, unknown>;
+} {
+  const conditions: string[] = [];
+  const values: Record<string, unknown> = {};
+  if (filter.runId !== undefined) {
+    conditions.push('runId = :filterRun');
+    values[':filterRun'] = filter.runId;
+  }
+  if (filter.errorClass !== undefined) {
+    conditions.push('errorClass = :filterClass');
+    values[':filterClass'] = filter.errorClass;
+  }
+  if (filter.reasonMatch !== undefined) {
+    conditions.push('contains(reason, :filterReason)');
+    values[':filterReason'] = filter.reasonMatch;
+  }
+  return { conditions, values };
 }
 
 /** An entry is open until it is discarded: counted in its run's "K in DLQ", listed, retried. */

@@ -7,26 +7,30 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { INDEX } from '../resources/definitions.js';
-import type { ErrorClass } from '../retry/errors.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
+import { type ListDeadLettersOptions, listDeadLetters, OPEN_FILTER } from './dead-letter-listing.js';
 import {
   type DeadLetter,
+  type DeadLetterFilter,
   type Discard,
   deadLetterEntryId,
   excerptOf,
   type FailureRecord,
   type FiledBy,
   filedByCondition,
+  filterConditions,
   isOpen,
 } from './dead-letter-model.js';
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
-import { decodeCursor, deleteAllQueried, encodeCursor, type Page } from './paging.js';
+import { deleteAllQueried, encodeCursor, type Page } from './paging.js';
 import { refusedItem } from './refused-item.js';
 import { wellFormed } from './storable.js';
 
 export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
+export type { ListDeadLettersOptions } from './dead-letter-listing.js';
 export {
   type DeadLetter,
+  type DeadLetterFilter,
   type Discard,
   deadLetterEntryId,
   EXCERPT_MAX_CHARS,
@@ -36,14 +40,6 @@ export {
   type PageScope,
 } from './dead-letter-model.js';
 export type { DeadLetterKind, DeadLetterState };
-
-/** Filter of every read that means "open entries": no state written. */
-const OPEN_FILTER = 'attribute_not_exists(#state)';
-
-/** Round trips one filtered listing page may take before it answers with what it has. */
-const MAX_LIST_ROUNDS = 10;
-/** Entries read per round of a filtered listing (the filter drops some after the read). */
-const FILTERED_READ = 100;
 
 /** The dead_letters repository. */
 export class DeadLetterStore {
@@ -306,77 +302,42 @@ export class DeadLetterStore {
   }
 
   /**
-   * Open entries of a source, a page at a time, optionally only those of one error class or run;
-   * with `state: 'discarded'`, the discarded ones instead (the audit trail).
+   * Open entries of a source, a page at a time, optionally only those matching a filter (run,
+   * error class, reason substring); with `state: 'discarded'`, the discarded ones instead (the
+   * audit trail). See {@link listDeadLetters}.
    */
-  async list(
+  list(sourceId: string, options: ListDeadLettersOptions = {}): Promise<Page<DeadLetter>> {
+    return listDeadLetters(this.doc, this.tableName, sourceId, options);
+  }
+
+  /**
+   * Discards an entry found by a bulk triage (`filter`), conditionally: only while it exists, is
+   * open and still matches the filter. Returns false when it was discarded, resolved, or failed
+   * again differently in between: skipped, left as it is.
+   */
+  async discardIfMatching(
     sourceId: string,
-    options: {
-      limit?: number;
-      cursor?: string | null;
-      runId?: string;
-      errorClass?: ErrorClass;
-      failedBefore?: number;
-      state?: 'open' | DeadLetterState;
-    } = {},
-  ): Promise<Page<DeadLetter>> {
-    const discarded = options.state === 'discarded';
-    const filters: string[] = [discarded ? '#state = :discarded' : OPEN_FILTER];
-    const values: Record<string, unknown> = discarded ? { ':discarded': 'discarded' } : {};
-    if (options.failedBefore !== undefined) {
-      filters.push('firstFailedAt <= :before');
-      values[':before'] = options.failedBefore;
-    }
-    if (options.errorClass) {
-      filters.push('errorClass = :class');
-      values[':class'] = options.errorClass;
-    }
-    const byRun = options.runId !== undefined;
-    if (byRun) filters.push('sourceId = :sourceId');
-    const limit = options.limit ?? 50;
-    const items: DeadLetter[] = [];
-    let start = decodeCursor(options.cursor ?? undefined);
-    // DynamoDB applies Limit before the filter, so one query may match nothing and still have
-    // more: keep reading (asking only for what is missing, so a page never overshoots) until the
-    // page is full or the listing ends, within a bound on round trips.
-    for (let round = 0; round < MAX_LIST_ROUNDS; round++) {
-      const { Items = [], LastEvaluatedKey } = await this.doc.send(
-        new QueryCommand({
+    entryId: string,
+    filter: DeadLetterFilter,
+    discard: Discard,
+  ): Promise<boolean> {
+    const { conditions, values } = filterConditions(filter);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
           TableName: this.tableName,
-          ...(byRun ? { IndexName: INDEX.deadLettersByRun } : {}),
-          KeyConditionExpression: byRun ? 'runId = :runId' : 'sourceId = :sourceId',
-          FilterExpression: filters.join(' AND '),
+          Key: { sourceId, entryId },
+          UpdateExpression: 'SET #state = :discarded, discard = :discard',
+          ConditionExpression: ['attribute_exists(entryId)', OPEN_FILTER, ...conditions].join(' AND '),
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':sourceId': sourceId,
-            ...(byRun ? { ':runId': options.runId } : {}),
-            ...values,
-          },
-          Limit: Math.max(limit - items.length, FILTERED_READ),
-          ExclusiveStartKey: start,
-          // By source the listing is the dead-letter retry's slice: a lagging read would skip an
-          // entry filed a moment ago. By run it reads an index, which is never consistent: an
-          // operator's listing, which the next read completes.
-          ...(byRun ? {} : { ConsistentRead: true }),
+          ExpressionAttributeValues: { ':discarded': 'discarded', ':discard': discard, ...values },
         }),
       );
-      for (const item of Items) {
-        if (items.length === limit) break;
-        items.push(item as DeadLetter);
-      }
-      start = LastEvaluatedKey;
-      if (items.length === limit && Items.length > 0) {
-        // A full page: continue after its last item (the query may have read past it).
-        const last = items.at(-1)!;
-        start = byRun
-          ? { sourceId: last.sourceId, entryId: last.entryId, runId: last.runId }
-          : { sourceId: last.sourceId, entryId: last.entryId };
-        if (!LastEvaluatedKey && last === Items.at(-1)) start = undefined;
-        break;
-      }
-      if (!start) break;
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
     }
-    return { items, cursor: encodeCursor(start) };
   }
 
   /** Every open entry of a source (for retry-failed snapshots and counts). */

@@ -65,6 +65,21 @@ describe('dead letters', () => {
     const slice = await deadLetters.list(sourceId, { limit: 10, cursor: null, failedBefore: 5_000 });
     expect(slice.items.map((entry) => entry.entryId)).toEqual([entryId]);
   });
+
+  it("a filtered retry run's slice (by run, consistent) lists an entry filed a moment ago", async () => {
+    const sourceId = `src-${ulid()}`;
+    const entryId = await deadLetters.record(failure(sourceId, 'e1'));
+    await deadLetters.record({ ...failure(sourceId, 'e2'), runId: 'run-b' });
+    const slice = await deadLetters.list(sourceId, {
+      limit: 10,
+      cursor: null,
+      failedBefore: 5_000,
+      runId: 'run-a',
+      errorClass: 'transient',
+      consistent: true,
+    });
+    expect(slice.items.map((entry) => entry.entryId)).toEqual([entryId]);
+  });
 });
 
 describe('items read first', () => {

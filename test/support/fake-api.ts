@@ -33,13 +33,18 @@ function bodyOf(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** A route's answer: fixed, or chosen per request (from its body, say, or how many came before). */
+export type FakeRoute = FakeAnswer | ((request: SeenRequest) => FakeAnswer);
+
 /** Starts a fake API answering `routes` (anything else: 404 problem). */
-export async function startFakeApi(routes: Record<string, FakeAnswer>): Promise<FakeApi> {
+export async function startFakeApi(routes: Record<string, FakeRoute>): Promise<FakeApi> {
   const seen: SeenRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    seen.push({ method: req.method ?? '', path: req.url ?? '/', body: await bodyOf(req) });
-    const answer = routes[`${req.method} ${path}`] ?? {
+    const request = { method: req.method ?? '', path: req.url ?? '/', body: await bodyOf(req) };
+    seen.push(request);
+    const route = routes[`${req.method} ${path}`];
+    const answer = (typeof route === 'function' ? route(request) : route) ?? {
       status: 404,
       problem: true,
       body: { type: 'about:blank', title: 'Not found', status: 404, detail: `${req.method} ${path}` },

@@ -1,18 +1,25 @@
+import type { z } from 'zod';
 import { startRun } from '../../engine/index.js';
 import { deadLetterEntryId } from '../../store/dead-letter-model.js';
+import type { DeadLetterFilter } from '../../store/dead-letters.js';
 import { DeadLetterNotFoundError } from '../../store/errors.js';
+import { discardMatching } from '../dead-letter-triage.js';
 import type { ApiDeps } from '../deps.js';
 import { DeadLetterResolvedError } from '../errors.js';
 import { listPage } from '../request.js';
 import { defineRoute, type Route } from '../route.js';
 import {
+  BulkDiscardBodySchema,
+  BulkDiscardResultSchema,
   DeadLetterDetailSchema,
+  type DeadLetterFilterSchema,
   DeadLetterPageSchema,
   DeadLetterPathSchema,
   DiscardBodySchema,
   ListDeadLettersQuerySchema,
+  RetryDeadLettersBodySchema,
 } from '../schemas/dead-letters.js';
-import { EmptyBodySchema, RunViewSchema } from '../schemas/runs.js';
+import { RunViewSchema } from '../schemas/runs.js';
 import { SourcePathSchema } from '../schemas/sources.js';
 import { runLocation, toDeadLetterDetail, toDeadLetterView, toRunView, triggerOf } from '../views.js';
 
@@ -44,6 +51,19 @@ async function nothingToDiscard(deps: ApiDeps, sourceId: string, entryId: string
   );
 }
 
+/** The store's filter from a request's (`all: true` is no criterion: every entry). */
+function filterOf({
+  runId,
+  errorClass,
+  reasonMatch,
+}: z.output<typeof DeadLetterFilterSchema>): DeadLetterFilter {
+  return {
+    ...(runId !== undefined ? { runId } : {}),
+    ...(errorClass !== undefined ? { errorClass } : {}),
+    ...(reasonMatch !== undefined ? { reasonMatch } : {}),
+  };
+}
+
 /** Dead letters: triage listing, one entry in full, discard, and "retry failed". */
 export const deadLetterRoutes: Route[] = [
   defineRoute({
@@ -58,13 +78,14 @@ export const deadLetterRoutes: Route[] = [
     problems: [404],
     async handle({ params, query, deps }) {
       await deps.sources.require(params.sourceId);
-      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}:${query.state}`;
+      const listing = `dead-letters:${params.sourceId}:${query.runId ?? ''}:${query.errorClass ?? ''}:${query.state}${query.reasonMatch === undefined ? '' : `:${JSON.stringify(query.reasonMatch)}`}`;
       const page = await listPage(deps.cursors, listing, query.cursor, (cursor) =>
         deps.deadLetters.list(params.sourceId, {
           limit: query.limit,
           ...(cursor ? { cursor } : {}),
           ...(query.runId ? { runId: query.runId } : {}),
           ...(query.errorClass ? { errorClass: query.errorClass } : {}),
+          ...(query.reasonMatch ? { reasonMatch: query.reasonMatch } : {}),
           state: query.state,
         }),
       );
@@ -117,21 +138,54 @@ export const deadLetterRoutes: Route[] = [
   }),
   defineRoute({
     method: 'POST',
+    path: '/sources/{sourceId}/dead-letters/discard',
+    operationId: 'discardDeadLetters',
+    summary: 'Give up on every open dead letter matching a filter',
+    description:
+      "Triage at volume: discards the source's open entries whose last failure was in `runId`, of `errorClass`, whose reason contains `reasonMatch` (criteria combine), or `all: true`; an empty filter is a 400. Each entry is kept as `discard` does (state `discarded`, the caller's IAM identity, the time, `reason`), by a conditional write: an entry discarded, resolved or failed again differently since it was read is `skipped`. One call does bounded work (at most 200 entries; a `dryRun` counts up to 1,000 without writing): while `nextCursor` is not null, call again with it and the same filter.",
+    tag: 'dead-letters',
+    params: SourcePathSchema,
+    body: BulkDiscardBodySchema,
+    responses: { 200: { description: 'What this call did', schema: BulkDiscardResultSchema } },
+    problems: [404],
+    async handle({ params, body, deps, request }) {
+      await deps.sources.require(params.sourceId);
+      const filter = filterOf(body.filter);
+      const discard = { at: deps.clock.now(), by: request.caller ?? null, reason: body.reason };
+      const outcome = await discardMatching(deps, params.sourceId, filter, {
+        ...(body.dryRun ? {} : { discard }),
+        ...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+      });
+      if (!body.dryRun && outcome.matched > 0)
+        deps.logger.info('dead letters discarded by filter', {
+          sourceId: params.sourceId,
+          filter: body.filter,
+          discarded: outcome.discarded,
+          skipped: outcome.skipped,
+          by: discard.by,
+        });
+      return { status: 200, body: { dryRun: body.dryRun, ...outcome } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
     path: '/sources/{sourceId}/dead-letters/retry',
     operationId: 'retryDeadLetters',
     summary: 'Retry failed: start a dlq_retry run',
     description:
-      "Re-fetches the source's open dead letters (items by id, pages by cursor); resolved entries leave dead_letters. 409 (naming `activeRunId`) while a run is active.",
+      "Re-fetches the source's open dead letters (items by id, pages by cursor), or with a `filter` only those matching it (the filter of a bulk discard; kept in the run's params); resolved entries leave dead_letters. 409 (naming `activeRunId`) while a run is active.",
     tag: 'dead-letters',
     params: SourcePathSchema,
-    body: EmptyBodySchema,
+    body: RetryDeadLettersBodySchema,
     responses: { 202: { description: 'Queued', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, deps, request }) {
+    async handle({ params, body, deps, request }) {
+      const filter = body?.filter && !body.filter.all ? filterOf(body.filter) : undefined;
       const run = await startRun(deps, {
         sourceId: params.sourceId,
         mode: 'dlq_retry',
         trigger: triggerOf(request),
+        ...(filter ? { deadLetterFilter: filter } : {}),
       });
       return {
         status: 202,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CLASSES } from '../../retry/errors.js';
 import { CompletenessSchema } from '../../run/completeness.js';
 import { PARTITION_STATES, RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
@@ -146,6 +147,17 @@ export const RunViewSchema = z
       description:
         'A succeeded full or reconciliation run: the source’s count against what the run read and what the store holds for the source, counted in the store when the run ended (`verified`, or `short` by how many and why)',
     }),
+    deadLetterFilter: z
+      .object({
+        runId: RunIdSchema.optional(),
+        errorClass: z.enum(ERROR_CLASSES).optional(),
+        reasonMatch: z.string().optional(),
+      })
+      .optional()
+      .meta({
+        description:
+          'A `dlq_retry` run started with a filter: only the open dead letters matching it are retried. Absent: all of them',
+      }),
     createdAt: IsoTimeSchema,
     startedAt: IsoTimeSchema.nullable(),
     finishedAt: IsoTimeSchema.nullable(),

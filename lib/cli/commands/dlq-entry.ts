@@ -16,7 +16,8 @@ export function entryIdOf(entry: string): string {
   return /^(item|page)#./.test(entry) ? entry : `item#${entry}`;
 }
 
-function entryPath(sourceId: string, entry: string): string {
+/** The API path of one dead letter. */
+export function entryPath(sourceId: string, entry: string): string {
   return `/sources/${encodeURIComponent(sourceId)}/dead-letters/${encodeURIComponent(entryIdOf(entry))}`;
 }
 
@@ -64,20 +65,7 @@ async function show(ctx: CommandContext, sourceId: string, entry: string): Promi
     ]);
 }
 
-async function discard(ctx: CommandContext, sourceId: string, entry: string, reason: string): Promise<void> {
-  const detail = await (await ctx.client()).request<DeadLetterDetail>(
-    'POST',
-    `${entryPath(sourceId, entry)}/discard`,
-    { reason },
-  );
-  if (ctx.json) return printJson(ctx.io, detail);
-  printLines(ctx.io, [
-    `discarded ${detail.entryId} of ${sourceId}: ${reason}`,
-    `kept as an audit record: ${ctx.hint(`dlq list ${sourceId} --state discarded`)}`,
-  ]);
-}
-
-/** `harvester dlq show|discard`: one dead letter in full, and giving up on one. */
+/** `harvester dlq show`: one dead letter in full (`dlq discard` is in dlq-discard.ts). */
 export function registerDlqEntryCommands(dlq: Command, io: Io): void {
   dlq
     .command('show <sourceId> <entry>')
@@ -93,19 +81,5 @@ export function registerDlqEntryCommands(dlq: Command, io: Io): void {
     )
     .action((sourceId: string, entry: string, _opts: unknown, cmd: Command) =>
       show(contextOf(cmd, io), sourceId, entry),
-    );
-
-  dlq
-    .command('discard <sourceId> <entry>')
-    .addHelpText(
-      'after',
-      examples("dlq discard acme 'item#e-000042' --reason 'deleted upstream, nothing to fetch'"),
-    )
-    .description(
-      'give up on a dead letter: it stays as an audit record (who, when, why) and no longer counts as open or is retried',
-    )
-    .requiredOption('--reason <text>', 'why it is given up on (kept with the entry)')
-    .action((sourceId: string, entry: string, opts: { reason: string }, cmd: Command) =>
-      discard(contextOf(cmd, io), sourceId, entry, opts.reason),
     );
 }

@@ -1,5 +1,6 @@
 import { ulid } from 'ulid';
 import { hasStablePosition } from '../../connectors/contract.js';
+import type { DeadLetterFilter } from '../../run/dead-letter-filter.js';
 import { runParamsHash } from '../../run/hash.js';
 import type { RunMode, RunTrigger, SyncRun } from '../../run/model.js';
 import type { RunParams } from '../../run/params.js';
@@ -20,6 +21,8 @@ export interface StartRunInput {
    * 1: read as one stream. Only runs whose connector can plan windows are ever split.
    */
   readonly partitions?: number;
+  /** `dlq_retry`: retry only the open dead letters matching this filter (default: all of them). */
+  readonly deadLetterFilter?: DeadLetterFilter;
 }
 
 /**
@@ -54,6 +57,9 @@ export async function startRun(deps: EngineDeps, input: StartRunInput): Promise<
     config: source.config,
     ...(source.configMac ? { configMac: source.configMac } : {}),
     ...(input.mode === 'dlq_retry' ? { deadLettersBefore: now } : {}),
+    ...(input.mode === 'dlq_retry' && input.deadLetterFilter
+      ? { deadLetterFilter: input.deadLetterFilter }
+      : {}),
     ...(input.partitions !== undefined ? { partitions: input.partitions } : {}),
   };
   const run = await deps.lifecycle.createHoldingLock({

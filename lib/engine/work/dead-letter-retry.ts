@@ -36,8 +36,9 @@ type EntryOutcome =
 
 /**
  * The dead letters one page of a dead-letter retry run takes from `cursor`: those open when the
- * run started, {@link DEAD_LETTER_RETRY_PAGE_SIZE} at a time. The page step and the page-DLQ drain
- * list the same slice.
+ * run started (and matching its filter, when it was started with one),
+ * {@link DEAD_LETTER_RETRY_PAGE_SIZE} at a time. The page step and the page-DLQ drain list the
+ * same slice, always from the table by source, consistently (a run filter included).
  */
 export function listDeadLetterSlice(
   deps: EngineDeps,
@@ -49,6 +50,8 @@ export function listDeadLetterSlice(
     limit: DEAD_LETTER_RETRY_PAGE_SIZE,
     cursor,
     failedBefore: params.deadLettersBefore ?? run.createdAt,
+    ...params.deadLetterFilter,
+    consistent: true,
   });
 }
 
