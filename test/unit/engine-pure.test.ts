@@ -123,7 +123,9 @@ describe('the watermark and the run clock', () => {
 
   it.each([
     ['2024-01-01T02:00:00Z', '2024-01-01T00:00:10Z'],
-    ['2024-01-01T02:00:00.000Z', '2024-01-01T00:00:10.500Z'],
+    // On a whole second (S3 lists times to the second): capped to a whole second, down.
+    ['2024-01-01T02:00:00.000Z', '2024-01-01T00:00:10.000Z'],
+    ['2024-01-01T02:00:00.250Z', '2024-01-01T00:00:10.500Z'],
     ['2024-01-01T00:00:05Z', '2024-01-01T00:00:05Z'],
     ['17', '17'],
   ])('capAtClock(%s) is %s', (watermark, capped) => {

@@ -106,7 +106,10 @@ export function clockCeilingMs(run: Pick<SyncRun, 'startedAt' | 'createdAt'>, sk
 export function capAtClock(watermark: string, ceilingMs: number): string {
   const time = timeOf(watermark);
   if (time === null || time <= ceilingMs) return watermark;
-  const iso = new Date(ceilingMs).toISOString();
+  // A watermark on a whole second (S3's times, GitHub's) is capped to one: down, never up, since
+  // a lower watermark only re-reads.
+  const whole = time % 1_000 === 0;
+  const iso = new Date(whole ? Math.floor(ceilingMs / 1_000) * 1_000 : ceilingMs).toISOString();
   return /\.\d+/.test(watermark) ? iso : iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
