@@ -92,10 +92,11 @@ export const SOURCE_TEST_TIMEOUT_MS = 5_000;
 export const SOURCE_TEST_BUDGET_WAIT_MS = 2_000;
 
 /**
- * How long a check holds its slot (lib/store/source-test-leases.ts): its bound plus the
- * bookkeeping around it, so a slot lapses only once its check is surely over.
+ * How long a check holds its slot (lib/store/source-test-leases.ts): longer than the check can
+ * run at all — on AWS its function's timeout (15 s, a stack template test holds the two apart) —
+ * so a slot lapses only once its check is surely over.
  */
-const SOURCE_TEST_LEASE_MS = SOURCE_TEST_TIMEOUT_MS + 5_000;
+export const SOURCE_TEST_LEASE_MS = 20_000;
 
 function usesCredentials(config: unknown): boolean {
   return secretReferences(config).length > 0;

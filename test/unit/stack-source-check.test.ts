@@ -9,7 +9,11 @@ import {
   SOURCE_CHECK_RESERVED_CONCURRENCY,
 } from '../../infra/settings.js';
 import type { HarvesterStack } from '../../infra/stack.js';
-import { SOURCE_TEST_BUDGET_WAIT_MS, SOURCE_TEST_TIMEOUT_MS } from '../../lib/api/source-test.js';
+import {
+  SOURCE_TEST_BUDGET_WAIT_MS,
+  SOURCE_TEST_LEASE_MS,
+  SOURCE_TEST_TIMEOUT_MS,
+} from '../../lib/api/source-test.js';
 
 /**
  * The connection check runs in a function of its own (functions/source-check.ts), so that the
@@ -173,6 +177,8 @@ describe('the check function’s limits', () => {
     );
     // The API hears the function's answer (or its timeout) and still has time to answer it.
     expect(FUNCTION_TIMEOUT_SECONDS.sourceCheck + 5).toBeLessThan(FUNCTION_TIMEOUT_SECONDS.api);
+    // A check's slot outlives the longest the function can run: no third check slips in meanwhile.
+    expect(SOURCE_TEST_LEASE_MS).toBeGreaterThan(FUNCTION_TIMEOUT_SECONDS.sourceCheck * 1_000);
   });
 
   it('tells the API function where it is, and the API only', () => {
