@@ -9,6 +9,7 @@ import { Notifications } from './constructs/notifications.js';
 import { Observability } from './constructs/observability.js';
 import { PagePipeline } from './constructs/page-pipeline.js';
 import { Scheduling } from './constructs/scheduling.js';
+import { grantSourceBuckets } from './constructs/source-buckets.js';
 import { baseEnvironment } from './runtime-environment.js';
 import { type HarvesterSettings, resolveSettings } from './settings.js';
 
@@ -85,6 +86,8 @@ export class Harvester extends Construct {
     this.configMac.grantSign(this.adminApi.handler.role);
     this.configMac.grantVerify(this.pipeline.worker.role);
     this.configMac.grantVerify(this.adminApi.sourceCheck.role);
+    // An s3-objects source's check lists its bucket as its first page would.
+    grantSourceBuckets(this.adminApi.sourceCheck, settings.sourceBuckets);
     this.changeFeed = settings.changeFeed
       ? new ChangeFeed(this, 'ChangeFeed', {
           ...functions,

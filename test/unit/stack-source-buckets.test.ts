@@ -71,6 +71,12 @@ describe('sourceBuckets', () => {
     expect(worker?.Properties.Environment.Variables.SOURCE_BUCKET_OWNER).toEqual({ Ref: 'AWS::AccountId' });
   });
 
+  it('grants the connection-check function the same reads, so a check lists the bucket as a run would', () => {
+    const check = s3Statements(statementsOf(stack.harvester.adminApi.sourceCheck.role));
+    const worker = s3Statements(statementsOf(stack.harvester.pipeline.worker.role));
+    expect(check).toEqual(worker);
+  });
+
   it('grants no other function any S3 access', () => {
     for (const role of [
       stack.harvester.pipeline.drain.role,
