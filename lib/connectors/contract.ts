@@ -92,11 +92,6 @@ export interface ConnectorContext {
    * Absent: the whole stream. Only passed to connectors that implement {@link Connector.planWindows}.
    */
   readonly window?: TimeWindow;
-  /**
-   * The run's clock when its listing began, less the source's stated skew (ISO 8601): records
-   * stamped before it existed then, so a listing of them goes on past a page the source cut short.
-   */
-  readonly settledBefore?: string;
 }
 
 /**

@@ -46,11 +46,12 @@ export type { ListedKey };
  * page shorter than the last, or empty, says nothing while the source's continuation (cursor,
  * next URL, `Link`, a total not reached) says more follows: the stream goes on. Only a stream
  * whose continuation is a guess (page numbers, no total) ends on a short page, after re-listing
- * from its last key once, or on an empty one — and not even then while what it reads cannot be
- * the listing's end: a window short of its `until` (the next window's records follow), or records
- * stamped before the run's listing began (everything after them, and every edit since, follows).
- * There a short re-listing only shows the source cut its page size (GitHub caps `per_page`
- * silently; search services shrink pages under load), and only a page with nothing new ends it.
+ * from its last key once, or on an empty one — and not even then inside a window short of its
+ * `until`, where the next window's records still follow: there a short re-listing only shows the
+ * source cut its page size (GitHub caps `per_page` silently; search services shrink pages under
+ * load), and only a page with nothing new ends it. The whole stream, or a run's open last window,
+ * keeps the rule: records edited during the run, stamped at the source's clock (which may lag
+ * ours), would otherwise keep it reading for as long as the source is edited.
  *
  * Windows: one partition of a partitioned run reads `[from, until)` of modification time. It
  * starts at the later of the run's `since` and `from`, and its stream ends at the first listed
@@ -94,12 +95,6 @@ export interface ListingOptions {
    * `sinceFor`), and records listed before the key are skipped the same way.
    */
   readonly bound?: SinceBound;
-  /**
-   * Records modified before this time (ISO 8601) existed when the run's listing began: a short
-   * page of only such records cannot be the listing's end, since the records after them, and any
-   * edited since, are still to be listed. A window's `until` bounds its pages the same way.
-   */
-  readonly settledBefore?: string;
 }
 
 /**
@@ -150,12 +145,11 @@ export function advance(
   const ceiling = position.ceiling ?? null;
   const guessed = continuation.guessed === true;
   const fresh = deliver.includes(true);
-  // A short page among records that existed before the listing began, or inside a window short
-  // of its `until`, is not the listing's end: the listing holds at least the records after them
-  // (the window's next one, the ones edited since). The source cut its page size; read on.
+  // A short page inside a window short of its `until` is not the listing's end: the listing holds
+  // at least the next window's records. The source cut its page size; read on. (Edits during the
+  // run are stamped past every `until`, so they cannot keep a window reading forever.)
   const cut = position.full !== undefined && keys.length < position.full;
-  const settled = fresh && (until !== undefined || allBefore(keys, continuation.settledBefore));
-  const short = cut && !settled;
+  const short = cut && !(fresh && until !== undefined);
   if (
     bounded ||
     sourceNext === null ||
@@ -220,16 +214,6 @@ export function advance(
     ...recheck,
   };
   return { deliver, ...leaveStretch(position, tallied, skipped, last, next) };
-}
-
-/** An ISO 8601 date and time: versions of other forms tell nothing about the clock. */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
-
-/** True when every keyed record of the page is stamped before `bound` (false when it cannot tell). */
-function allBefore(keys: readonly ListedKey[], bound: string | undefined): boolean {
-  const limit = bound === undefined ? Number.NaN : Date.parse(bound);
-  if (Number.isNaN(limit)) return false;
-  return keys.every((key) => !key.ok || (ISO_TIME.test(key.at) && Date.parse(key.at) < limit));
 }
 
 function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: ListingOptions): void {

@@ -134,12 +134,7 @@ async function fetchKeyedPage(
     position,
     listed.items.map((raw) => listedKey(normalizeRecord(config, raw), raw)),
     continuation.next,
-    {
-      guessed: continuation.guessed,
-      precision,
-      bound: config.sinceBound,
-      ...(ctx.settledBefore === undefined ? {} : { settledBefore: ctx.settledBefore }),
-    },
+    { guessed: continuation.guessed, precision, bound: config.sinceBound },
   );
   const items = listed.items.filter((_, index) => step.deliver[index]);
   const total = follow === null ? totalOf(config, listed.body) : null;

@@ -1,6 +1,5 @@
 import type { ConnectorContext, TimeWindow } from '../../connectors/contract.js';
 import { readWindow } from '../../run/partitions.js';
-import { clockCeilingMs } from '../run/watermark.js';
 import type { StepContext } from '../step/context.js';
 import { connectorSecrets } from './bound-secrets.js';
 import { budgetedFetch } from './rate-budget.js';
@@ -38,9 +37,6 @@ export function connectorContext(
     secrets,
     since,
     signal: heartbeat.signal,
-    settledBefore: new Date(
-      clockCeilingMs(run, context.connector.manifestFor(config).clockSkewMs),
-    ).toISOString(),
     ...(deps.connectorAws ? { aws: deps.connectorAws } : {}),
     ...(window ? { window } : {}),
   };
