@@ -39,7 +39,11 @@ export const RunEventDetailSchema = z
         deadLetters: z.number().int().meta({
           description: 'Dead letters the run filed: entries whose last failure was this run when it ended',
         }),
-        total: z.number().int().nullable().meta({ description: "The source's own total, when it stated one" }),
+        total: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "The source's own total, when it stated one" }),
       })
       .optional()
       .meta({ description: 'What the run ended with, fixed by the write that ended it' }),
