@@ -327,10 +327,11 @@ describe('harvester CLI', () => {
     const source = await cli('sources', 'get', 'cli-src');
     expect(source.stdout).toMatch(
       new RegExp(
-        `last ok    ${runId} \\(full\\) succeeded \\S+: ${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed`,
+        `last ok    ${runId} succeeded \\(full\\) \\S+: ${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed`,
       ),
     );
-    expect(source.stdout).toMatch(/last run {3}\S+ \(dlq_retry\) failed /);
+    expect(source.stdout).toMatch(/last run {3}\S+ failed \(dlq_retry\) /);
+    expect(source.stdout.match(/^last ok /gm)).toHaveLength(1);
   });
 
   it('measures start-up: --help and runs get (reported in the README)', async () => {

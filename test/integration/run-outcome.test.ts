@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunView } from '../../lib/api/schemas/runs.js';
 import { runView } from '../../lib/api/views.js';
-import { pastRunWords } from '../../lib/cli/commands/sources.js';
+import { runWords } from '../../lib/cli/commands/source-pause.js';
 import { runRow } from '../../lib/cli/output.js';
 import { outcomeOf } from '../../lib/cli/watch.js';
 import { RETRY_FIXED_NOTHING } from '../../lib/run/model.js';
@@ -84,8 +84,8 @@ describe("a run's outcome", () => {
     const source = await callApi(apiOver(engine), 'GET', `/sources/${sourceId}`);
     expect(source.json.lastRun.runId).toBe(retry.runId);
     expect(source.json.lastSuccess.runId).toBe(second.runId);
-    expect(pastRunWords(source.json.lastSuccess)).toMatch(
-      new RegExp(`^${second.runId} \\(full\\) succeeded \\S+: 485/500 processed, 15 dead letters filed$`),
+    expect(runWords(source.json.lastSuccess)).toMatch(
+      new RegExp(`^${second.runId} succeeded \\(full\\) \\S+: 485/500 processed, 15 dead letters filed$`),
     );
   }, 120_000);
 

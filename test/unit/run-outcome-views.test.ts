@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { liveDeadLetters, outcomeFigures, runSummary } from '../../lib/api/run-summary.js';
 import { toRunView } from '../../lib/api/views.js';
-import { pastRunWords } from '../../lib/cli/commands/sources.js';
+import { runWords } from '../../lib/cli/commands/source-pause.js';
 import { runRow } from '../../lib/cli/output.js';
 import { retryFixedNothing } from '../../lib/engine/run/finish.js';
 import type { RunOutcome, SyncRun } from '../../lib/run/model.js';
@@ -146,10 +146,10 @@ describe("sources get's last runs", () => {
       finishedAt: '2026-12-07T00:01:00.000Z',
       outcome: { processed: 485, failed: 15, deadLettersFiled: 15, sourceTotal: 500, fixed: true },
     };
-    expect(pastRunWords(last)).toBe(
-      'R1 (full) succeeded 2026-12-07T00:01:00.000Z: 485/500 processed, 15 dead letters filed',
+    expect(runWords(last)).toBe(
+      'R1 succeeded (full) 2026-12-07T00:01:00.000Z: 485/500 processed, 15 dead letters filed',
     );
-    expect(pastRunWords({ ...last, outcome: null })).toBe('R1 (full) succeeded 2026-12-07T00:01:00.000Z');
+    expect(runWords({ ...last, outcome: null })).toBe('R1 succeeded (full) 2026-12-07T00:01:00.000Z');
   });
 });
 

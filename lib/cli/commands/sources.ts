@@ -104,16 +104,6 @@ function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
-/** A past run as `sources get` shows it: id, mode, state, when, and the outcome fixed at its end. */
-export function pastRunWords(run: NonNullable<SourceView['lastRun']>): string {
-  const o = run.outcome;
-  const total = o && o.sourceTotal !== null && o.sourceTotal !== o.processed ? `/${o.sourceTotal}` : '';
-  const figures = o
-    ? `: ${o.processed}${total} processed, ${o.deadLettersFiled} dead ${o.deadLettersFiled === 1 ? 'letter' : 'letters'} filed`
-    : '';
-  return `${run.runId} (${run.mode}) ${run.state} ${run.finishedAt ?? run.createdAt}${figures}`;
-}
-
 function sourceLines(source: SourceView): string[] {
   return [
     `source     ${source.sourceId}`,
@@ -122,8 +112,6 @@ function sourceLines(source: SourceView): string[] {
     ...scheduleLines(source),
     `watermark  ${source.watermark ?? 'none'}`,
     `active run ${source.activeRunId ?? 'none'}`,
-    ...(source.lastRun ? [`last run   ${pastRunWords(source.lastRun)}`] : []),
-    ...(source.lastSuccess ? [`last ok    ${pastRunWords(source.lastSuccess)}`] : []),
     `updated    ${source.updatedAt}`,
   ];
 }
