@@ -126,7 +126,11 @@ export const RunViewSchema = z
       description: 'What the run ended with, fixed when it ended; null while it is active',
     }),
     tombstoned: z.number().int().optional().meta({ description: 'Reconciliation: entities tombstoned' }),
-    summary: z.string().meta({ example: '1990/~2000 processed, 10 in DLQ' }),
+    summary: z.string().meta({
+      description:
+        'Active: "1990/~2000 processed, 10 in DLQ". Ended: the fixed outcome with the live count beside it, "485/500 processed, 15 dead letters filed (live: 3 still open as this run\'s; …)"',
+      example: '1990/~2000 processed, 10 in DLQ',
+    }),
     verdict: z.string().meta({ description: 'The `resume` reason in plain words' }),
     durationSeconds: z
       .number()
