@@ -5,6 +5,7 @@ import { scheduleName } from '../queue/source-schedules.js';
 import type { SourceRecord } from '../store/sources.js';
 import type { RunSummary } from '../store/sync-runs.js';
 import type { ApiDeps } from './deps.js';
+import { fixedFigures } from './run-summary.js';
 import { iso } from './schemas/common.js';
 import type { SourceViewSchema } from './schemas/sources.js';
 import { toSourceView } from './views.js';
@@ -22,6 +23,7 @@ function summary(run: RunSummary | null): SourceView['lastRun'] {
     mode: run.mode,
     createdAt: iso(run.createdAt)!,
     finishedAt: iso(run.finishedAt),
+    outcome: run.outcome ? fixedFigures(run.outcome) : null,
   };
 }
 

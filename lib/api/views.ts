@@ -11,6 +11,7 @@ import { partitionsOf } from '../run/partitions.js';
 import { type DeadLetter, EXCERPT_MAX_CHARS, isOpen } from '../store/dead-letters.js';
 import type { SourceRecord } from '../store/sources.js';
 import type { RequestContextInfo } from './response.js';
+import { outcomeFigures, runSummary } from './run-summary.js';
 import { iso } from './schemas/common.js';
 import type { DeadLetterDetailSchema, DeadLetterViewSchema } from './schemas/dead-letters.js';
 import type { PartitionView, RunView } from './schemas/runs.js';
@@ -21,7 +22,7 @@ import type { SourceViewSchema } from './schemas/sources.js';
  * otherwise compute by hand (summary, heartbeat age), nothing internal (lock shard, params).
  */
 
-export { humanDuration };
+export { humanDuration, runSummary };
 
 /** The resume verdicts in plain words, as a run view and the CLI show them. */
 export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
@@ -37,40 +38,9 @@ export const VERDICT_WORDS: Record<ResumeVerdict, string> = {
 };
 
 /**
- * "1990/~2100 processed, 10 in DLQ" while running (the source's total is an estimate until the
- * run ends), "2010 processed, 10 in DLQ, 3 tombstoned" once finished: an ended run reports what
- * it counted, never an estimate. A retry-failed run says what it fixed.
- */
-export function runSummary(
-  run: Pick<SyncRun, 'progress' | 'state' | 'mode' | 'completeness'> & {
-    readonly tombstoned?: number | null;
-    readonly errorCount?: number;
-  },
-  openDeadLetters: number,
-): string {
-  const { processed, total } = run.progress;
-  if (run.mode === 'dlq_retry' && isTerminal(run.state)) {
-    // errorCount: entries that failed again in this run; openDeadLetters: those still open now
-    // (a later run may have resolved some since).
-    const failedAgain = run.errorCount ?? openDeadLetters;
-    const since = openDeadLetters < failedAgain ? `; ${failedAgain - openDeadLetters} resolved since` : '';
-    // Entries resolved because their entity is gone from the source: nothing was stored for them.
-    const gone = run.progress.gone ?? 0;
-    const goneText = gone > 0 ? `, ${gone} gone from the source` : '';
-    if (processed === 0 && gone === 0 && failedAgain === 0) return 'nothing to retry: no open dead letters';
-    if (processed === 0 && gone === 0)
-      return `fixed nothing: ${failedAgain} still failing${since ? since : ' in DLQ'}`;
-    return `recovered ${processed}${goneText}, ${failedAgain} still failing${since ? since : ' in DLQ'}`;
-  }
-  const counted = isTerminal(run.state) || total === null ? `${processed}` : `${processed}/~${total}`;
-  const tombstones = typeof run.tombstoned === 'number' ? `, ${run.tombstoned} tombstoned` : '';
-  const ahead = run.progress.ahead ? `, ${run.progress.ahead} stamped ahead of the run's clock` : '';
-  return `${counted} processed, ${openDeadLetters} in DLQ${tombstones}${ahead}${completenessWords(run.completeness)}`;
-}
-
-/**
  * The run view of the API (schema `Run`). `openDeadLetters` is the run's live K: open entries
- * whose last failure was in this run (see {@link runView}).
+ * whose last failure was in this run (see {@link runView}); an ended run's `outcome` holds the
+ * figures fixed when it ended, which its summary speaks from.
  */
 export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunView {
   const running = run.state === 'running';
@@ -93,6 +63,7 @@ export function toRunView(run: SyncRun, now: number, openDeadLetters = 0): RunVi
     },
     errorCount: run.errorCount,
     openDeadLetters,
+    outcome: outcomeFigures(run, openDeadLetters),
     ...(typeof tombstoned === 'number' ? { tombstoned } : {}),
     summary: runSummary({ ...run, tombstoned: tombstoned ?? null }, openDeadLetters),
     verdict: VERDICT_WORDS[run.resume.reason] ?? run.resume.reason,

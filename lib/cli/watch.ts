@@ -22,8 +22,17 @@ export interface WatchOptions {
 const MAX_POLL_FAILURES = 5;
 
 function totalLabel(run: RunView): string {
+  // Ended: the source's own total when it stated one (485/500 keeps the 500), else the count.
+  if (run.outcome?.fixed) return String(run.outcome.sourceTotal ?? run.outcome.processed);
   if (run.progress.total === null) return '?';
   return run.progress.totalIsEstimate ? `~${run.progress.total}` : String(run.progress.total);
+}
+
+/** The bar's dead-letter figure: the live K while the run goes, the fixed count once it ended. */
+function deadLetterLabel(run: RunView): string {
+  return run.outcome?.fixed
+    ? `${run.outcome.deadLettersFiled} dead letters filed`
+    : `${run.openDeadLetters} in DLQ`;
 }
 
 /** One status line in plain words: state, progress, K in DLQ, heartbeat while running, how it started. */
@@ -64,7 +73,7 @@ export async function watchRun(
   const bar = live
     ? new SingleBar(
         {
-          format: '{state} [{bar}] {value}/{totalLabel} · {dlq} in DLQ · {heartbeat}{verdict}',
+          format: '{state} [{bar}] {value}/{totalLabel} · {dlq} · {heartbeat}{verdict}',
           hideCursor: true,
           stream: io.out,
           barsize: 30,
@@ -94,12 +103,15 @@ export async function watchRun(
       const payload = {
         state: run.state.padEnd(9),
         totalLabel: totalLabel(run),
-        dlq: run.openDeadLetters,
+        dlq: deadLetterLabel(run),
         heartbeat:
           run.heartbeatAgeSeconds === null ? '' : `last heartbeat ${run.heartbeatAgeSeconds}s ago · `,
         verdict: run.verdict,
       };
-      const total = run.progress.total ?? Math.max(run.progress.processed, 1);
+      const total =
+        (run.outcome?.fixed ? run.outcome.sourceTotal : null) ??
+        run.progress.total ??
+        Math.max(run.progress.processed, 1);
       if (bar) {
         if (lastKey === '') bar.start(total, run.progress.processed, payload);
         bar.setTotal(total);
@@ -141,7 +153,9 @@ function sleep(ms: number): Promise<void> {
  * The closing line of a watch, and whether the run ended well — the words and the exit code
  * agree. A run ends well when it succeeded; a retry-failed run only when nothing it retried still
  * fails (a script running `dlq retry --watch && next` must not go on with dead letters left), and
- * then its line says "finished … but N still fail" rather than "succeeded".
+ * then its line says "finished … but N still fail" rather than "succeeded". A retry that fixed
+ * nothing ended failed (`retry_fixed_nothing`), and says so. The figures are the run's outcome,
+ * fixed when it ended, in its summary.
  */
 export function outcomeOf(run: RunView): { line: string; ok: boolean } {
   const failure = run.failure ? ` (${run.failure.reason}: ${run.failure.message})` : '';

@@ -79,14 +79,15 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
   const secrets =
     options.secrets ??
     createSecretResolver({ region: config.region, endpoints: config.endpoints, local: config.local });
+  const deadLetters = new DeadLetterStore(clients.doc, config.names.deadLettersTable);
   return {
     runs,
     chains: new ChainStore(clients.doc, runs),
     positions: new PositionStore(clients.doc, config.names.syncRunsTable),
     seen: { pages: seenPages, index: new SeenIndex(clients.doc, config.names.syncRunsTable, seenPages) },
     sources,
-    lifecycle: new RunLifecycle(clients.doc, runs, sources),
-    deadLetters: new DeadLetterStore(clients.doc, config.names.deadLettersTable),
+    lifecycle: new RunLifecycle(clients.doc, runs, sources, deadLetters),
+    deadLetters,
     items: new ItemStore(clients.doc, config.names.itemsTable, () => clock.now()),
     itemCounts: new ItemCounts(clients.doc, config.names.itemsTable),
     itemListing: new ItemListing(clients.doc, config.names.itemsTable),

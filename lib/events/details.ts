@@ -33,6 +33,21 @@ export const RunEventDetailSchema = z
     processed: z.number().int(),
     total: z.number().int().nullable(),
     errorCount: z.number().int(),
+    outcome: z
+      .strictObject({
+        processed: z.number().int(),
+        failed: z.number().int(),
+        deadLetters: z.number().int().meta({
+          description: 'Dead letters the run filed: entries whose last failure was this run when it ended',
+        }),
+        total: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "The source's own total, when it stated one" }),
+      })
+      .optional()
+      .meta({ description: 'What the run ended with, fixed by the write that ended it' }),
     failure: z.strictObject({ reason: z.string(), message: z.string() }).nullable(),
     resume: z.looseObject({ reason: z.string() }),
     startedAt: epochMs.meta({ description: 'Epoch milliseconds' }),

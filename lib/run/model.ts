@@ -95,6 +95,25 @@ export interface Progress {
   readonly ahead?: number;
 }
 
+/**
+ * What a run ended with, written by the very write that ends it and never computed again: the
+ * run's history (its view, the CLI's lines, `sources get`) reads these figures, while what has
+ * become of its dead letters since is shown beside them as a live count.
+ */
+export interface RunOutcome {
+  /** Entities stored (the run's `progress.processed` when it ended). */
+  readonly processed: number;
+  /** Failures its page commits recorded (its `errorCount` when it ended). */
+  readonly failed: number;
+  /** Dead letters the run filed: the entries whose last failure was this run when it ended. */
+  readonly deadLetters: number;
+  /** The source's own total, when it stated one (a listing's `total`); never the run's own count. */
+  readonly total: number | null;
+}
+
+/** Why a dead-letter retry run ended `failed` although every page of it committed: nothing came of it. */
+export const RETRY_FIXED_NOTHING = 'retry_fixed_nothing';
+
 export interface RunFailure {
   readonly reason: string;
   readonly message: string;
@@ -139,6 +158,8 @@ export interface SyncRun {
   readonly itemDeadLetters?: boolean;
   readonly resume: ResumeRecord;
   readonly failure: RunFailure | null;
+  /** Fixed when the run ended; absent while it is active, and on runs that ended before outcomes were kept. */
+  readonly outcome?: RunOutcome;
   readonly createdAt: number;
   readonly startedAt: number | null;
   readonly finishedAt: number | null;

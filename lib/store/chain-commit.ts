@@ -31,6 +31,8 @@ export interface ChainCommit {
   readonly errors: number;
   /** Total entities, when the source tells (the run's own chain). */
   readonly total?: number | null;
+  /** The total the source itself stated on this page (a listing's `total`, not an estimate). */
+  readonly statedTotal?: number | null;
   /** Items this page tombstoned (reconciliation's tombstone pass). */
   readonly tombstoned?: number;
   /** Dead letters this page resolved as gone (retry-failed). */
@@ -60,6 +62,7 @@ export function commitWrites(
   const ending = c.checkpoint.cursor === null ? (c.ending ?? 'done') : undefined;
   const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
   const setTotal = c.total !== undefined && c.total !== null;
+  const setStated = c.statedTotal !== undefined && c.statedTotal !== null;
   const tombstoned = c.tombstoned ?? 0;
   const gone = c.gone ?? 0;
   const ahead = c.ahead ?? 0;
@@ -67,6 +70,7 @@ export function commitWrites(
     'checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now',
     '#processed = #processed + :processed, #pages = #pages + :one, errorCount = errorCount + :errors',
     ...(setTotal ? ['#total = :total'] : []),
+    ...(setStated ? ['statedTotal = :stated'] : []),
     ...(tombstoned > 0 ? ['tombstoned = tombstoned + :tombstoned'] : []),
     ...(gone > 0 ? ['gone = gone + :gone'] : []),
     // Chains created before the count existed have no attribute to add to.
@@ -97,6 +101,7 @@ export function commitWrites(
         ':one': 1,
         ':now': c.now,
         ...(setTotal ? { ':total': c.total } : {}),
+        ...(setStated ? { ':stated': c.statedTotal } : {}),
         ...(tombstoned > 0 ? { ':tombstoned': tombstoned } : {}),
         ...(gone > 0 ? { ':gone': gone } : {}),
         ...(ahead > 0 ? { ':ahead': ahead, ':zero': 0 } : {}),

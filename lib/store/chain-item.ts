@@ -71,6 +71,8 @@ export interface StoredChain extends ChainCounters {
   readonly deferredUntil: number | null;
   /** The source's total as the run's own chain last estimated it (null: unknown). */
   readonly total: number | null;
+  /** The total the source itself stated on the own chain's latest page that stated one (null: none did). */
+  readonly statedTotal: number | null;
   /** A partition's window and keyset bookkeeping (see {@link Partition}); absent on the run's own chain. */
   readonly window?: Partition['window'];
   readonly ceiling: string | null;
@@ -130,6 +132,7 @@ export function toChain(item: Record<string, unknown>): StoredChain {
     gone: (item.gone ?? 0) as number,
     ahead: (item.ahead ?? 0) as number,
     total: (item.total ?? null) as number | null,
+    statedTotal: (item.statedTotal ?? null) as number | null,
     ...(item.window ? { window: item.window as Partition['window'] } : {}),
     ceiling: (item.ceiling ?? null) as string | null,
     latest: (item.latest ?? null) as string | null,

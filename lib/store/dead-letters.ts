@@ -7,6 +7,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { INDEX } from '../resources/definitions.js';
+import type { ErrorClass } from '../retry/errors.js';
+import { countFiledBy, countOpenOfRun } from './dead-letter-counts.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { type ListDeadLettersOptions, listDeadLetters, OPEN_FILTER } from './dead-letter-listing.js';
 import {
@@ -271,26 +273,13 @@ export class DeadLetterStore {
    * How many entries are open whose last failure was in `runId`: the run's "K in DLQ", item and
    * page entries alike, counted where `dlq list --run` lists them, so the two always agree.
    */
-  async countOpen(sourceId: string, runId: string): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: INDEX.deadLettersByRun,
-          KeyConditionExpression: 'runId = :runId',
-          FilterExpression: `sourceId = :sourceId AND ${OPEN_FILTER}`,
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':runId': runId, ':sourceId': sourceId },
-          Select: 'COUNT',
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return count;
+  countOpen(sourceId: string, runId: string): Promise<number> {
+    return countOpenOfRun(this.doc, this.tableName, sourceId, runId);
+  }
+
+  /** How many entries, open or discarded, have their last failure in `runId` (see {@link countFiledBy}). */
+  countFiledBy(sourceId: string, runId: string): Promise<number> {
+    return countFiledBy(this.doc, this.tableName, sourceId, runId);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ResumeRecord } from '../run/model.js';
-import { type ChainRef, chainKey, chainRefs } from './chain-item.js';
+import { type ChainRef, chainKey, chainName, chainRefs } from './chain-item.js';
 
 /*
  * The writes that move every chain of a run at once: the fence (a new epoch) and the end of the
@@ -121,15 +121,28 @@ function chainUpdate(
   };
 }
 
-/** The writes that tell every chain of a run that the run ended: each chain's next write is refused. */
-export function endWrites(tableName: string, refs: readonly ChainRef[], now: number): TransactItem[] {
-  return refs.map((ref) => ({
-    Update: {
-      TableName: tableName,
-      Key: chainKey(ref),
-      UpdateExpression: 'SET ended = :now REMOVE handoff, deferredUntil',
-      ConditionExpression: 'attribute_exists(runId)',
-      ExpressionAttributeValues: { ':now': now },
-    },
-  }));
+/**
+ * The writes that tell every chain of a run that the run ended: each chain's next write is
+ * refused. With `positions` (each chain's next page as read, by chain name), a chain a commit
+ * moved since refuses the end, so the outcome built from that read stays exact.
+ */
+export function endWrites(
+  tableName: string,
+  refs: readonly ChainRef[],
+  now: number,
+  positions?: ReadonlyMap<string, number>,
+): TransactItem[] {
+  return refs.map((ref) => {
+    const nextPage = positions?.get(chainName(ref.partition));
+    return {
+      Update: {
+        TableName: tableName,
+        Key: chainKey(ref),
+        UpdateExpression: 'SET ended = :now REMOVE handoff, deferredUntil',
+        ConditionExpression:
+          nextPage === undefined ? 'attribute_exists(runId)' : 'attribute_exists(runId) AND nextPage = :read',
+        ExpressionAttributeValues: { ':now': now, ...(nextPage === undefined ? {} : { ':read': nextPage }) },
+      },
+    };
+  });
 }

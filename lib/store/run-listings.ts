@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEX } from '../resources/definitions.js';
-import type { RunMode, RunState } from '../run/model.js';
+import type { RunMode, RunOutcome, RunState } from '../run/model.js';
 import { decodeCursor, encodeCursor } from './paging.js';
 
 /*
@@ -18,6 +18,8 @@ export interface RunSummary {
   readonly mode: RunMode;
   readonly createdAt: number;
   readonly finishedAt?: number | null;
+  /** Fixed when it ended (absent while active, and on runs that ended before outcomes were kept). */
+  readonly outcome?: RunOutcome;
 }
 
 /**
@@ -41,7 +43,7 @@ export async function recentRunsOf(
         KeyConditionExpression: 'sourceId = :sourceId',
         ExpressionAttributeValues: { ':sourceId': sourceId },
         ExpressionAttributeNames: { '#state': 'state', '#mode': 'mode' },
-        ProjectionExpression: 'runId, #state, #mode, createdAt, finishedAt',
+        ProjectionExpression: 'runId, #state, #mode, createdAt, finishedAt, outcome',
         ScanIndexForward: false,
         Limit: 25,
         ExclusiveStartKey: start,

@@ -207,15 +207,12 @@ export class SyncRunStore {
         ? 'attribute_exists(runId) AND #state IN (:running, :queued)'
         : 'attribute_exists(runId) AND #state = :running';
     const epochCondition = finish.epoch === null ? '' : ' AND epoch = :epoch';
-    // A run that succeeded read its whole stream: its total is what it processed, not an estimate.
-    const succeeded = finish.state === 'succeeded';
     return {
       Key: { runId },
       UpdateExpression:
         'SET #state = :final, finishedAt = :now, updatedAt = :now' +
         (finish.failure ? ', failure = :failure' : '') +
         (finish.resume ? ', #resume = :resume' : '') +
-        (succeeded ? ', #progress.#total = #progress.#processed' : '') +
         // The outbox: the ended run stays in the active index, marked, until its outcome event
         // is confirmed published (clearOutbox); the reaper re-publishes it if the worker died first.
         // heartbeatAt: the reaper looks at an ended run only once it has been silent 90 s since.
@@ -224,7 +221,6 @@ export class SyncRunStore {
       ExpressionAttributeNames: {
         '#state': 'state',
         ...(finish.resume ? { '#resume': 'resume' } : {}),
-        ...(succeeded ? { '#progress': 'progress', '#total': 'total', '#processed': 'processed' } : {}),
       },
       ExpressionAttributeValues: {
         ':final': finish.state,

@@ -45,11 +45,12 @@ export async function liveTrial(trial: Trial, run: SupervisedRun): Promise<strin
       fail(INVARIANT.ended, label, `ended ${record.run.state} (${JSON.stringify(record.run.failure)})`);
     const backlog = backlogViolation(record);
     if (backlog) fail(INVARIANT.stall, label, backlog);
-    if (record.run.progress.total !== record.run.progress.processed)
+    // The outcome the end fixed is the run's count; its total is what the edited source last said.
+    if (record.run.outcome?.processed !== record.run.progress.processed)
       fail(
         INVARIANT.counts,
         label,
-        `total ${record.run.progress.total} ≠ processed ${record.run.progress.processed}`,
+        `outcome ${JSON.stringify(record.run.outcome ?? null)} ≠ processed ${record.run.progress.processed}`,
       );
   };
 

@@ -118,9 +118,11 @@ describe('harvester CLI', () => {
       /running .*processed, \d+ in DLQ · last heartbeat \d+s ago · started from the first page/,
     );
     expect(res.stdout).not.toContain('fresh_start');
-    // A finished run reports what it counted, and how long it took.
+    // A finished run reports its outcome — of the source's own total — and how long it took.
     expect(res.stdout).toMatch(
-      new RegExp(`run ${runId} succeeded in \\d+s: ${ENTITIES - BROKEN} processed, ${BROKEN} in DLQ`),
+      new RegExp(
+        `run ${runId} succeeded in \\d+s: ${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed \\(live: ${BROKEN} still open\\)`,
+      ),
     );
   });
 
@@ -142,7 +144,14 @@ describe('harvester CLI', () => {
       trigger: 'cli',
       errorCount: BROKEN,
       openDeadLetters: BROKEN,
-      progress: { totalIsEstimate: false },
+      outcome: {
+        processed: ENTITIES - BROKEN,
+        failed: BROKEN,
+        deadLettersFiled: BROKEN,
+        sourceTotal: ENTITIES,
+        fixed: true,
+      },
+      progress: { total: ENTITIES, totalIsEstimate: false },
       heartbeatAgeSeconds: null,
     });
   });
@@ -290,7 +299,12 @@ describe('harvester CLI', () => {
   it('dlq retry --watch that fixes nothing says so and exits 1; the hint it prints works when pasted', async () => {
     const res = await cli('dlq', 'retry', 'cli-src', '--watch');
     expect(res.code).toBe(1);
-    expect(res.stdout).toMatch(new RegExp(`fixed nothing: ${BROKEN} still failing in DLQ`));
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `failed in \\d+s: fixed nothing: ${BROKEN} failed again \\(live: ${BROKEN} still open\\) \\(retry_fixed_nothing: `,
+      ),
+    );
+    expect(res.stdout).toContain('see why: harvester');
 
     const started = await cli('dlq', 'retry', 'cli-src');
     const hint = /follow it: (.*)$/m.exec(started.stdout)?.[1] ?? '';
@@ -300,6 +314,24 @@ describe('harvester CLI', () => {
     const [, ...args] = hint.split(' ');
     const pasted = await cli(...args);
     expect(pasted.stdout).toContain('fixed nothing');
+  });
+
+  it('runs list still shows the first run with the dead letters it filed, their live state beside', async () => {
+    const res = await cli('runs', 'list', 'cli-src', '--limit', '100');
+    expect(res.code).toBe(0);
+    const line = res.stdout.split('\n').find((l) => l.startsWith(runId)) ?? '';
+    expect(line).toContain(
+      `${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed (live: 0 still open as this run's; ${BROKEN} since failed again in a later run, resolved or discarded)`,
+    );
+    // The retries fixed nothing: the source's last success is still the full run.
+    const source = await cli('sources', 'get', 'cli-src');
+    expect(source.stdout).toMatch(
+      new RegExp(
+        `last ok    ${runId} succeeded \\(full\\) \\S+: ${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed`,
+      ),
+    );
+    expect(source.stdout).toMatch(/last run {3}\S+ failed \(dlq_retry\) /);
+    expect(source.stdout.match(/^last ok /gm)).toHaveLength(1);
   });
 
   it('measures start-up: --help and runs get (reported in the README)', async () => {

@@ -6,8 +6,9 @@ import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harnes
 
 /**
  * Dead-letter counts are one truth: a run's K is the number of open entries whose last failure
- * was in it — pages included — the same set `dlq list --run` shows; a later run that stores an
- * entity resolves its open item entry; a retry-failed run that fixes nothing says so.
+ * was in it — pages included — the same set `dlq list --run` shows (the live count beside an ended
+ * run's fixed one); a later run that stores an entity resolves its open item entry; a
+ * retry-failed run that fixes nothing says so, and ends failed.
  */
 
 const setup = useEngineWithFakes('dlq-counts', { heartbeatIntervalMs: 200 });
@@ -37,7 +38,7 @@ describe("a run's dead-letter count", () => {
 
     expect(run.state).toBe('failed');
     expect(run.openDeadLetters).toBe(1);
-    expect(run.summary).toBe('0 processed, 1 in DLQ');
+    expect(run.summary).toBe('0 processed, 1 dead letter filed (live: 1 still open)');
     expect(await listedFor(sourceId, run.runId)).toBe(1);
   });
 
@@ -48,7 +49,7 @@ describe("a run's dead-letter count", () => {
 
     expect(run.openDeadLetters).toBe(4);
     expect(await listedFor(sourceId, run.runId)).toBe(4);
-    expect(run.summary).toBe('196 processed, 4 in DLQ');
+    expect(run.summary).toBe('196/200 processed, 4 dead letters filed (live: 4 still open)');
   });
 });
 
@@ -78,8 +79,10 @@ describe('a retry-failed run', () => {
 
     const retry = await runToEnd(sourceId, 'dlq_retry');
 
-    expect(retry.state).toBe('succeeded');
-    expect(retry.summary).toBe('fixed nothing: 3 still failing in DLQ');
+    // Not a success: it is never the source's last successful run.
+    expect(retry.state).toBe('failed');
+    expect(retry.failure?.reason).toBe('retry_fixed_nothing');
+    expect(retry.summary).toBe('fixed nothing: 3 failed again (live: 3 still open)');
   });
 
   it('that fixes some says how many', async () => {
@@ -89,7 +92,8 @@ describe('a retry-failed run', () => {
 
     const retry = await runToEnd(sourceId, 'dlq_retry');
 
-    expect(retry.summary).toBe('recovered 2, 1 still failing in DLQ');
+    expect(retry.state).toBe('succeeded');
+    expect(retry.summary).toBe('recovered 2, 1 failed again (live: 1 still open)');
   });
 });
 

@@ -85,7 +85,11 @@ describe('dlq show and dlq discard', () => {
     const after = await runView(engine.deps, (await engine.deps.runs.get(runId))!);
     expect(before.openDeadLetters).toBe(BROKEN);
     expect(after.openDeadLetters).toBe(BROKEN - 1);
-    expect(after.summary).toContain(`${BROKEN - 1} in DLQ`);
+    // The run's fixed count stays; the live count beside it drops.
+    expect(after.outcome?.deadLettersFiled).toBe(BROKEN);
+    expect(after.summary).toContain(
+      `${BROKEN} dead letters filed (live: ${BROKEN - 1} still open as this run's;`,
+    );
     const open = JSON.parse((await cli('dlq', 'list', SOURCE, '--json')).stdout).items;
     const byRun = JSON.parse((await cli('dlq', 'list', SOURCE, '--run', runId, '--json')).stdout).items;
     const discarded = JSON.parse(

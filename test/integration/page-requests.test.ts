@@ -122,7 +122,9 @@ describe('control-plane requests of a page', () => {
   });
 
   it('asks dead_letters nothing while the run and its source have no open item dead letter', () => {
-    for (const ops of pages) expect(ops['DynamoDB.Query'] ?? 0).toBe(0);
+    for (const ops of pages.slice(0, -1)) expect(ops['DynamoDB.Query'] ?? 0).toBe(0);
+    // The page that ends the run counts the dead letters it filed, once, for its fixed outcome.
+    expect(pages.at(-1)!['DynamoDB.Query'] ?? 0).toBe(1);
   });
 
   it('reads the run item on its first pages only: later pages use the copy their worker kept', () => {

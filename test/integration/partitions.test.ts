@@ -414,7 +414,7 @@ describe('the API and the CLI show partitions', () => {
     const view = (await call('GET', `/runs/${started.json.runId}`)).json;
 
     expect(started.status).toBe(202);
-    expect(view.summary).toBe('300 processed, 0 in DLQ');
+    expect(view.summary).toBe('300 processed, 0 dead letters filed');
     expect(view.partitions).toHaveLength(2);
     const [first, second] = view.partitions!;
     expect(first).toMatchObject({ index: 0, state: 'done', window: { from: null } });

@@ -127,7 +127,7 @@ describe('a retry-failed page that the page queue gave up on', () => {
     }
   });
 
-  it('ends the run succeeded with its entries still open when the poisoned slice was the last', async () => {
+  it('ends the run, fixing nothing, with its entries still open when the poisoned slice was the last', async () => {
     const sourceId = 'retry-poison-last';
     const broken = await startFakeSource({ entities: 60, seed: 32, profile: { invalidRecords: 3 } });
     try {
@@ -142,7 +142,14 @@ describe('a retry-failed page that the page queue gave up on', () => {
 
       expect(drained.outcome).toBe('continued');
       const run = await engine.deps.runs.require(runId);
-      expect(run).toMatchObject({ state: 'succeeded', errorCount: 3, progress: { processed: 0 } });
+      // Every entry it was to retry is still failing: not a success (never the source's last ok run).
+      expect(run).toMatchObject({
+        state: 'failed',
+        failure: { reason: 'retry_fixed_nothing' },
+        errorCount: 3,
+        progress: { processed: 0 },
+        outcome: { processed: 0, failed: 3, deadLetters: 3 },
+      });
       expect((await engine.deps.sources.require(sourceId)).activeRunId).toBeNull();
       const open = await engine.deps.deadLetters.listAll(sourceId);
       expect(open.map((e) => [e.kind, e.ref, e.runId])).toEqual(before.map((e) => [e.kind, e.ref, runId]));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
+import { DeadLetterStore } from '../../lib/store/dead-letters.js';
 import { SourceBusyError, SourceNotFoundError } from '../../lib/store/errors.js';
 import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { type SourceDefinition, SourceStore } from '../../lib/store/sources.js';
@@ -25,6 +26,7 @@ beforeAll(async () => {
     aws.clients.doc,
     new SyncRunStore(aws.clients.doc, aws.names.syncRunsTable),
     sources,
+    new DeadLetterStore(aws.clients.doc, aws.names.deadLettersTable),
   );
 });
 afterAll(() => destroyAwsClients(aws.clients));

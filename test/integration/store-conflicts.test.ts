@@ -4,6 +4,7 @@ import { destroyAwsClients } from '../../lib/aws/clients.js';
 import type { DynamoFaultPlan } from '../../lib/aws/dynamo-faults.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import { ChainStore } from '../../lib/store/chains.js';
+import { DeadLetterStore } from '../../lib/store/dead-letters.js';
 import { RunFencedError, SourceBusyError } from '../../lib/store/errors.js';
 import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { SourceStore } from '../../lib/store/sources.js';
@@ -31,7 +32,12 @@ beforeAll(async () => {
   runs = new SyncRunStore(faulty.clients.doc, aws.names.syncRunsTable);
   chains = new ChainStore(faulty.clients.doc, runs);
   sources = new SourceStore(faulty.clients.doc, aws.names.sourcesTable);
-  lifecycle = new RunLifecycle(faulty.clients.doc, runs, sources);
+  lifecycle = new RunLifecycle(
+    faulty.clients.doc,
+    runs,
+    sources,
+    new DeadLetterStore(faulty.clients.doc, aws.names.deadLettersTable),
+  );
 });
 afterAll(() => {
   destroyAwsClients(aws.clients);

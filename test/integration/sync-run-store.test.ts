@@ -4,6 +4,7 @@ import { destroyAwsClients } from '../../lib/aws/clients.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainRef } from '../../lib/store/chain-item.js';
 import { ChainStore } from '../../lib/store/chains.js';
+import { DeadLetterStore } from '../../lib/store/dead-letters.js';
 import {
   DuplicatePageError,
   LockNotHeldError,
@@ -34,7 +35,12 @@ beforeAll(async () => {
   runs = new SyncRunStore(aws.clients.doc, aws.names.syncRunsTable);
   chains = new ChainStore(aws.clients.doc, runs);
   sources = new SourceStore(aws.clients.doc, aws.names.sourcesTable);
-  lifecycle = new RunLifecycle(aws.clients.doc, runs, sources);
+  lifecycle = new RunLifecycle(
+    aws.clients.doc,
+    runs,
+    sources,
+    new DeadLetterStore(aws.clients.doc, aws.names.deadLettersTable),
+  );
 });
 afterAll(() => destroyAwsClients(aws.clients));
 

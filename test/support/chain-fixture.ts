@@ -6,6 +6,7 @@ import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
 import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
 import { ChainStore } from '../../lib/store/chains.js';
+import { DeadLetterStore } from '../../lib/store/dead-letters.js';
 import { RunLifecycle } from '../../lib/store/lifecycle.js';
 import { SourceStore } from '../../lib/store/sources.js';
 import { SyncRunStore } from '../../lib/store/sync-runs.js';
@@ -37,6 +38,7 @@ export class ChainFixture {
       aws.clients.doc,
       this.runs,
       new SourceStore(aws.clients.doc, aws.names.sourcesTable),
+      new DeadLetterStore(aws.clients.doc, aws.names.deadLettersTable),
     );
   }
 

@@ -176,11 +176,11 @@ describe('runSummary', () => {
       0,
       '40 processed, 0 in DLQ',
     ],
-    // A finished run reports what it counted, never the source's estimate.
+    // A finished run stored before outcomes were kept reports what it counts now, and says so.
     [
       { ...full, state: 'succeeded' as const, progress: { processed: 2010, total: 2100, pages: 21 } },
       1,
-      '2010 processed, 1 in DLQ',
+      '2010 processed, 1 in DLQ (live count: the run ended before outcomes were kept)',
     ],
     [
       {
@@ -190,7 +190,7 @@ describe('runSummary', () => {
         tombstoned: 2,
       },
       0,
-      '5 processed, 0 in DLQ, 2 tombstoned',
+      '5 processed, 0 in DLQ, 2 tombstoned (live count: the run ended before outcomes were kept)',
     ],
     [
       {
@@ -199,7 +199,7 @@ describe('runSummary', () => {
         progress: { processed: 0, total: null, pages: 1 },
       },
       3,
-      'fixed nothing: 3 still failing in DLQ',
+      'fixed nothing: 3 still failing in DLQ (live count: the run ended before outcomes were kept)',
     ],
     [
       {
@@ -208,7 +208,7 @@ describe('runSummary', () => {
         progress: { processed: 4, total: null, pages: 1 },
       },
       1,
-      'recovered 4, 1 still failing in DLQ',
+      'recovered 4, 1 still failing in DLQ (live count: the run ended before outcomes were kept)',
     ],
     [
       {
@@ -227,7 +227,7 @@ describe('runSummary', () => {
         progress: { processed: 0, total: null, pages: 1, gone: 2 },
       },
       1,
-      'recovered 0, 2 gone from the source, 1 still failing in DLQ',
+      'recovered 0, 2 gone from the source, 1 still failing in DLQ (live count: the run ended before outcomes were kept)',
     ],
   ])('summarizes %j with %i open dead letters', (run, open, text) => {
     expect(runSummary(run, open)).toBe(text);
@@ -280,7 +280,9 @@ describe('toRunView', () => {
       0,
     );
     expect(reconciled.tombstoned).toBe(3);
-    expect(reconciled.summary).toBe('10 processed, 0 in DLQ, 3 tombstoned');
+    expect(reconciled.summary).toBe(
+      '10 processed, 0 in DLQ, 3 tombstoned (live count: the run ended before outcomes were kept)',
+    );
     expect(toRunView({ ...finished, mode: 'reconciliation' }, 0, 0).summary).toContain('0 tombstoned');
     expect(toRunView(finished, 0, 0).tombstoned).toBeUndefined();
   });

@@ -18,7 +18,7 @@ import { SourcePathSchema } from '../schemas/sources.js';
 import { runLocation, runView, toRunView, triggerOf } from '../views.js';
 
 const RUN_VIEW_DESCRIPTION =
-  'State, "N/M processed, K in DLQ", heartbeat age, checkpoint, resume verdict and failure.';
+  'State, "N/~M processed, K in DLQ" while active and, once ended, its outcome fixed at its end ("485/500 processed, 15 dead letters filed") with the live dead-letter count beside it; heartbeat age, checkpoint, resume verdict and failure.';
 const CANCEL_DESCRIPTION =
   'Cancelled is terminal: the worker stops within one heartbeat, pending deferral schedules are deleted, and the checkpoint is never resumed. 409 when the run already ended.';
 

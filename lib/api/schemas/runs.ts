@@ -72,6 +72,28 @@ export const PartitionViewSchema = z
   })
   .meta({ id: 'Partition' });
 
+/** An ended run's outcome: the figures fixed when it ended, which its history reads. */
+export const RunOutcomeViewSchema = z
+  .object({
+    processed: z.number().int().meta({ description: 'Entities stored' }),
+    failed: z
+      .number()
+      .int()
+      .meta({ description: 'Failures its page commits recorded (`errorCount` at the end)' }),
+    deadLettersFiled: z.number().int().meta({
+      description:
+        'Dead letters the run filed: the entries whose last failure was this run when it ended. Fixed: a later run that fails the same entries again does not change it (`openDeadLetters` is the live count beside it)',
+    }),
+    sourceTotal: z.number().int().nullable().meta({
+      description: "The source's own total when it stated one (never the run's own count); null otherwise",
+    }),
+    fixed: z.boolean().meta({
+      description:
+        'true: written by the write that ended the run. false: the run ended before outcomes were kept, and these figures are counted now (`deadLettersFiled` is then the live open count)',
+    }),
+  })
+  .meta({ id: 'RunOutcome' });
+
 /** A run as the API returns it: what an operator needs to judge it at a glance. */
 export const RunViewSchema = z
   .object({
@@ -100,10 +122,17 @@ export const RunViewSchema = z
     errorCount: z.number().int().meta({ description: 'Failures this run recorded at its page commits' }),
     openDeadLetters: z.number().int().meta({
       description:
-        'K: open dead letters (items and pages) whose last failure was in this run — what `GET /sources/{id}/dead-letters?runId=` lists',
+        "K, live: open dead letters (items and pages) whose last failure is this run now — what `GET /sources/{id}/dead-letters?runId=` lists. A later run that fails them again takes them over; the ended run's `outcome.deadLettersFiled` stays",
+    }),
+    outcome: RunOutcomeViewSchema.nullable().meta({
+      description: 'What the run ended with, fixed when it ended; null while it is active',
     }),
     tombstoned: z.number().int().optional().meta({ description: 'Reconciliation: entities tombstoned' }),
-    summary: z.string().meta({ example: '1990/~2000 processed, 10 in DLQ' }),
+    summary: z.string().meta({
+      description:
+        'Active: "1990/~2000 processed, 10 in DLQ". Ended: the fixed outcome with the live count beside it, "485/500 processed, 15 dead letters filed (live: 3 still open as this run\'s; …)"',
+      example: '1990/~2000 processed, 10 in DLQ',
+    }),
     verdict: z.string().meta({ description: 'The `resume` reason in plain words' }),
     durationSeconds: z
       .number()

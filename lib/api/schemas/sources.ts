@@ -3,6 +3,7 @@ import { CONNECTOR_NAMES } from '../../connectors/registry.js';
 import { MAX_SCHEDULES_PER_SOURCE } from '../../queue/source-schedules.js';
 import { RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { IsoTimeSchema, PageQuerySchema, pageSchema, RunIdSchema, SourceIdSchema } from './common.js';
+import { RunOutcomeViewSchema } from './runs.js';
 import { SourceScheduleSchema } from './schedules.js';
 
 /** `/sources/{sourceId}` path parameters. */
@@ -69,6 +70,10 @@ export const RunSummarySchema = z
     mode: z.enum(RUN_MODES),
     createdAt: IsoTimeSchema,
     finishedAt: IsoTimeSchema.nullable(),
+    outcome: RunOutcomeViewSchema.nullable().optional().meta({
+      description:
+        'What the run ended with, fixed when it ended; null while active or for a run that ended before outcomes were kept',
+    }),
   })
   .meta({ id: 'RunSummary' });
 

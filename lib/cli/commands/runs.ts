@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
-import { RUN_MODES, RUN_STATES } from '../../run/model.js';
+import { RETRY_FIXED_NOTHING, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
 import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { CliUsageError, type CommandContext, contextOf } from '../context.js';
@@ -26,7 +26,11 @@ export async function followRun(ctx: CommandContext, sourceId: string, runId: st
   });
   const { line, ok } = outcomeOf(run);
   if (ctx.json) printJson(ctx.io, run);
-  else if (!ok && run.mode === 'dlq_retry' && run.state === 'succeeded')
+  else if (
+    !ok &&
+    run.mode === 'dlq_retry' &&
+    (run.state === 'succeeded' || run.failure?.reason === RETRY_FIXED_NOTHING)
+  )
     printLines(ctx.io, [line, `see why: ${ctx.hint(`dlq list ${run.sourceId}`)}`]);
   else printLines(ctx.io, [line]);
   if (!ok) process.exitCode = 1;

@@ -7,10 +7,18 @@ import { type Io, printJson, printLines } from '../output.js';
 
 type SourceView = z.infer<typeof SourceViewSchema>;
 
-/** A run of the source's history in a few words: `01J… succeeded (incremental) 2026-…`. */
-function runWords(run: SourceView['lastRun']): string {
+/**
+ * A run of the source's history in a few words, with the outcome fixed at its end:
+ * `01J… succeeded (full) 2026-…: 485/500 processed, 15 dead letters filed`.
+ */
+export function runWords(run: SourceView['lastRun']): string {
   if (!run) return 'none';
-  return `${run.runId} ${run.state} (${run.mode}) ${run.finishedAt ?? run.createdAt}`;
+  const o = run.outcome;
+  const total = o && o.sourceTotal !== null && o.sourceTotal !== o.processed ? `/${o.sourceTotal}` : '';
+  const figures = o
+    ? `: ${o.processed}${total} processed, ${o.deadLettersFiled} dead ${o.deadLettersFiled === 1 ? 'letter' : 'letters'} filed`
+    : '';
+  return `${run.runId} ${run.state} (${run.mode}) ${run.finishedAt ?? run.createdAt}${figures}`;
 }
 
 /** A schedule's line: expression, mode, and when it fires next (or why it does not). */

@@ -26,15 +26,26 @@ export function runEventDetail(run: SyncRun) {
     processed: run.progress.processed,
     total: run.progress.total,
     errorCount: run.errorCount,
+    ...(run.outcome ? { outcome: run.outcome } : {}),
     failure: run.failure,
     resume: run.resume,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
-    summary: `${run.progress.processed}${run.progress.total === null ? '' : `/${run.progress.total}`} processed, ${run.errorCount} in dead letters${completenessWords(run.completeness)}`,
+    summary: eventSummary(run),
     ...(run.completeness ? { completeness: run.completeness } : {}),
     // Under its source: the path a source owner's IAM policy lets them read.
     link: `/sources/${encodeURIComponent(run.sourceId)}/runs/${encodeURIComponent(run.runId)}`,
   };
+}
+
+/** "485/500 processed, 15 dead letters filed": the outcome fixed at the run's end (the counts for a run ended before outcomes were kept). */
+function eventSummary(run: SyncRun): string {
+  const o = run.outcome;
+  const short = completenessWords(run.completeness);
+  if (!o)
+    return `${run.progress.processed}${run.progress.total === null ? '' : `/${run.progress.total}`} processed, ${run.errorCount} in dead letters${short}`;
+  const total = o.total === null || o.total === o.processed ? '' : `/${o.total}`;
+  return `${o.processed}${total} processed, ${o.deadLetters} dead ${o.deadLetters === 1 ? 'letter' : 'letters'} filed${short}`;
 }
 
 /** Publishes run outcome events on the Harvester bus. */

@@ -1,6 +1,6 @@
 import { METRIC } from '../../observability/metrics.js';
 import { judgeCompleteness } from '../../run/completeness.js';
-import type { ResumeRecord, RunFailure, SyncRun } from '../../run/model.js';
+import { RETRY_FIXED_NOTHING, type ResumeRecord, type RunFailure, type SyncRun } from '../../run/model.js';
 import type { SourceWatermark } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
 import { finalWatermark } from './watermark.js';
@@ -142,12 +142,44 @@ export async function failOverBudget(
   });
   return { outcome: 'failed', reason: 'page_budget_exceeded' };
 }
-/** Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the success. */
+/**
+ * Whether a dead-letter retry run that read every entry it was to retry fixed nothing: each one it
+ * retried failed again (none stored, none found gone). Such a run did not succeed, though every
+ * page of it committed: it ends failed, so it is never its source's last successful run.
+ */
+export function retryFixedNothing(run: Pick<SyncRun, 'mode' | 'progress' | 'errorCount'>): boolean {
+  return (
+    run.mode === 'dlq_retry' &&
+    run.progress.processed === 0 &&
+    (run.progress.gone ?? 0) === 0 &&
+    run.errorCount > 0
+  );
+}
+
+/**
+ * Ends a run whose stream is complete: runs over a keyed stream commit their watermark with the
+ * success. A dead-letter retry that fixed nothing ends failed (`retry_fixed_nothing`), judged on
+ * the run as its last commit left it: every chain is done, so no count can move any more.
+ */
 export async function finishSucceeded(
   deps: EngineDeps,
   run: SyncRun,
   watermark: string | null,
 ): Promise<void> {
+  if (run.mode === 'dlq_retry') {
+    const counted = await deps.runs.require(run.runId);
+    if (retryFixedNothing(counted)) {
+      await endRun(deps, run, {
+        epoch: run.epoch,
+        state: 'failed',
+        failure: {
+          reason: RETRY_FIXED_NOTHING,
+          message: `all ${counted.errorCount} retried dead letters failed again: fix them at the source, then retry, or discard them`,
+        },
+      });
+      return;
+    }
+  }
   await endRun(deps, run, {
     epoch: run.epoch,
     state: 'succeeded',

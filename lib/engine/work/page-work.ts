@@ -93,6 +93,7 @@ export async function fetchAndLoad(context: StepContext): Promise<StepResult> {
     errors: failures + loaded.failed,
     // A partition's page tells about its window only; the run's total came with its plan.
     total: partition ? null : estimatedTotal(run, page),
+    statedTotal: partition ? null : (page.total ?? null),
     ceiling: page.watermarkCeiling ?? null,
     read: entities,
   });
@@ -283,6 +284,8 @@ export async function commitAndContinue(
     processed: number;
     errors: number;
     total: number | null;
+    /** The total the source itself stated on the page (kept apart from estimates: a run's outcome keeps it). */
+    statedTotal?: number | null;
     /** Items the page tombstoned (reconciliation's tombstone pass). */
     tombstoned?: number;
     /** Dead letters the page resolved as gone (retry-failed). */
@@ -315,6 +318,7 @@ export async function commitAndContinue(
       processed: page.processed,
       errors: page.errors,
       total: page.total,
+      ...(page.statedTotal != null ? { statedTotal: page.statedTotal } : {}),
       ...(page.tombstoned ? { tombstoned: page.tombstoned } : {}),
       ...(page.gone ? { gone: page.gone } : {}),
       ...(page.ahead ? { ahead: page.ahead } : {}),
