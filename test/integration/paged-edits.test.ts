@@ -6,7 +6,8 @@ const { engine } = useEngineWithFakes('paged-edits', { workers: 2 });
  * updatedAt-ordered listing. The run still ends — a short page at the stream's end is re-listed
  * once, not chased for as long as the source is edited — and after one quiet incremental every
  * entity is at its latest version. Without a total, the short-page rule is all that ends the
- * stream. `PAGED_EDITS_ENTITIES` (default 400) scales it (3,000 passes too).
+ * stream (with a total, the partitioned raced runs of partitions-connectors cover it).
+ * `PAGED_EDITS_ENTITIES` (default 400) scales it (3,000 passes too, with and without a total).
  */
 
 import { afterAll, describe, expect, it } from 'vitest';

@@ -149,7 +149,7 @@ describe('a rate budget shared per credential', () => {
 
   it('makes the partitions of a run and another source on the token share it: no refusal, exact counts', async () => {
     const quota = new SharedQuota({ limit: 8, windowSeconds: 3 });
-    const fake = await fakeSource({ entities: 400, seed: 1_377, latencyMs: 20, quota });
+    const fake = await fakeSource({ entities: 240, seed: 1_377, latencyMs: 20, quota });
     const split = `budget-${++counter}`;
     await putTrustedSource(engine.deps, split, 'github-issues', {
       owner: 'acme',
@@ -163,8 +163,8 @@ describe('a rate budget shared per credential', () => {
     const [big, small] = await fullRuns([split, other]);
 
     expect(partitionsOf(big!).length).toBeGreaterThan(1);
-    expect([big!.state, big!.progress.processed]).toEqual(['succeeded', 400]);
-    expect([small!.state, small!.progress.processed]).toEqual(['succeeded', 400]);
+    expect([big!.state, big!.progress.processed]).toEqual(['succeeded', 240]);
+    expect([small!.state, small!.progress.processed]).toEqual(['succeeded', 240]);
     for (const sourceId of [split, other]) {
       expect(await compareWithTruth(engine.deps, sourceId, fake, 'github')).toMatchObject({
         missing: [],
