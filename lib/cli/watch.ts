@@ -12,8 +12,10 @@ export interface WatchOptions {
   readonly intervalMs?: number;
   /** Force the line-per-change output even on a terminal. */
   readonly plain?: boolean;
-  /** Print nothing while watching (`--json`: only the final run is printed, by the caller). */
+  /** Print nothing while watching (`--json`: the caller prints, through {@link WatchOptions.onChange}). */
   readonly quiet?: boolean;
+  /** Called with the run at the first poll and at every change (not the heartbeat age alone). */
+  readonly onChange?: (run: RunView) => void;
   /** Turns CLI arguments into a command the user can paste (names the API's endpoint). */
   readonly hint?: (args: string) => string;
 }
@@ -119,6 +121,7 @@ export async function watchRun(
       } else if (!options.quiet && changeKey(run) !== lastKey) {
         io.out.write(`${new Date().toISOString().slice(11, 19)} ${statusLine(run)}\n`);
       }
+      if (changeKey(run) !== lastKey) options.onChange?.(run);
       lastKey = changeKey(run);
       if (isTerminal(run.state)) return run;
       await sleep(interval);

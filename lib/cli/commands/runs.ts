@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import type { RunView } from '../../api/schemas/runs.js';
+import { stringifyJson } from '../../json/lossless.js';
 import { RETRY_FIXED_NOTHING, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
 import { intInRange, MAX_LIST_LIMIT, oneOf } from '../choices.js';
 import { CliUsageError, type CommandContext, contextOf } from '../context.js';
+import { EXIT_CODES } from '../exit-codes.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, runPath, watchRun } from '../watch.js';
@@ -14,33 +16,68 @@ function watchInterval(): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 1_000;
 }
 
+/** How a followed run's end is reported to a script: what `--fail-on-dead-letters` asks of it. */
+export interface FollowOptions {
+  /** A run that ended well but filed dead letters exits 3 (`EXIT_CODES.deadLetters`). */
+  readonly failOnDeadLetters?: boolean;
+}
+
 /**
  * Watches a run to its end and prints how it ended. Sets a non-zero exit code when the run
- * failed or was cancelled, so scripts can `harvester runs start … --watch && next-step`.
+ * failed or was cancelled, so scripts can `harvester runs start … --watch && next-step`, and,
+ * with `--fail-on-dead-letters`, when it ended well but filed dead letters. With `--json` the
+ * watch is a stream, one JSON document a line (NDJSON): `{"type":"run","run":…}` at the start
+ * and at every change, then `{"type":"ended","ok":…,"exitCode":…,"run":…}`.
  */
-export async function followRun(ctx: CommandContext, sourceId: string, runId: string): Promise<void> {
+export async function followRun(
+  ctx: CommandContext,
+  sourceId: string,
+  runId: string,
+  follow: FollowOptions = {},
+): Promise<void> {
+  const line = (value: unknown): void => {
+    ctx.io.out.write(`${stringifyJson(value)}\n`);
+  };
   const run = await watchRun(await ctx.client(), sourceId, runId, ctx.io, {
     intervalMs: watchInterval(),
     quiet: ctx.json,
     hint: ctx.hint,
+    ...(ctx.json ? { onChange: (changed: RunView) => line({ type: 'run', run: changed }) } : {}),
   });
-  const { line, ok } = outcomeOf(run);
-  if (ctx.json) printJson(ctx.io, run);
-  else if (
+  const outcome = outcomeOf(run);
+  const filed = run.outcome?.deadLettersFiled ?? run.errorCount;
+  const exitCode = !outcome.ok
+    ? EXIT_CODES.failed
+    : follow.failOnDeadLetters && filed > 0
+      ? EXIT_CODES.deadLetters
+      : EXIT_CODES.ok;
+  if (exitCode !== EXIT_CODES.ok) process.exitCode = exitCode;
+  if (ctx.json) return line({ type: 'ended', ok: exitCode === EXIT_CODES.ok, exitCode, run });
+  if (exitCode === EXIT_CODES.deadLetters)
+    return printLines(ctx.io, [
+      outcome.line,
+      `${filed} dead ${filed === 1 ? 'letter' : 'letters'} filed (--fail-on-dead-letters): ${ctx.hint(`dlq list ${run.sourceId} --run ${run.runId}`)}`,
+    ]);
+  const { line: text, ok } = outcome;
+  if (
     !ok &&
     run.mode === 'dlq_retry' &&
     (run.state === 'succeeded' || run.failure?.reason === RETRY_FIXED_NOTHING)
   )
-    printLines(ctx.io, [line, `see why: ${ctx.hint(`dlq list ${run.sourceId}`)}`]);
-  else printLines(ctx.io, [line]);
-  if (!ok) process.exitCode = 1;
+    printLines(ctx.io, [text, `see why: ${ctx.hint(`dlq list ${run.sourceId}`)}`]);
+  else printLines(ctx.io, [text]);
 }
 
 /** Prints a freshly started run, then follows it when asked. */
-export async function reportStarted(ctx: CommandContext, run: RunView, watch: boolean): Promise<void> {
+export async function reportStarted(
+  ctx: CommandContext,
+  run: RunView,
+  watch: boolean,
+  follow: FollowOptions = {},
+): Promise<void> {
   if (watch) {
     if (!ctx.json) printLines(ctx.io, [`started run ${run.runId} (${run.mode}) of ${run.sourceId}`]);
-    return followRun(ctx, run.sourceId, run.runId);
+    return followRun(ctx, run.sourceId, run.runId, follow);
   }
   if (ctx.json) return printJson(ctx.io, run);
   printLines(ctx.io, [
@@ -79,6 +116,10 @@ export function registerRunCommands(program: Command, io: Io): void {
     .requiredOption('--mode <mode>', `one of ${RUN_MODES.join(', ')}`, oneOf('--mode', RUN_MODES))
     .option('--watch', 'follow the run with a live progress bar until it ends')
     .option(
+      '--fail-on-dead-letters',
+      `with --watch: exit ${EXIT_CODES.deadLetters} when the run succeeded but filed dead letters (for CI)`,
+    )
+    .option(
       '--partitions <k>',
       'split the run into at most k partitions (default: the stack setting); 1 reads one stream',
       intInRange('--partitions', 1, MAX_PARTITIONS_LIMIT),
@@ -86,10 +127,14 @@ export function registerRunCommands(program: Command, io: Io): void {
     .action(
       async (
         sourceId: string,
-        opts: { mode: string; watch?: boolean; partitions?: number },
+        opts: { mode: string; watch?: boolean; partitions?: number; failOnDeadLetters?: boolean },
         cmd: Command,
       ) => {
         const ctx = contextOf(cmd, io);
+        if (opts.failOnDeadLetters && !opts.watch)
+          throw new CliUsageError(
+            '--fail-on-dead-letters needs --watch: without it the run is not followed to its end',
+          );
         const run = await (await ctx.client()).request<RunView>(
           'POST',
           `/sources/${encodeURIComponent(sourceId)}/runs`,
@@ -98,7 +143,7 @@ export function registerRunCommands(program: Command, io: Io): void {
             ...(opts.partitions !== undefined ? { partitions: opts.partitions } : {}),
           },
         );
-        await reportStarted(ctx, run, Boolean(opts.watch));
+        await reportStarted(ctx, run, Boolean(opts.watch), { failOnDeadLetters: opts.failOnDeadLetters });
       },
     );
 
@@ -167,7 +212,11 @@ export function registerRunCommands(program: Command, io: Io): void {
     .description(
       'follow a run until it ends; exits 1 if it failed, was cancelled, or retried and left dead letters failing',
     )
-    .action(async (sourceId: string, runId: string, _opts: unknown, cmd: Command) =>
-      followRun(contextOf(cmd, io), sourceId, runId),
+    .option(
+      '--fail-on-dead-letters',
+      `exit ${EXIT_CODES.deadLetters} when the run succeeded but filed dead letters (for CI)`,
+    )
+    .action(async (sourceId: string, runId: string, opts: { failOnDeadLetters?: boolean }, cmd: Command) =>
+      followRun(contextOf(cmd, io), sourceId, runId, { failOnDeadLetters: opts.failOnDeadLetters }),
     );
 }
