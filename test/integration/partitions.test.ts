@@ -68,7 +68,8 @@ async function newSource(
 ): Promise<{ sourceId: string; source: MemorySource }> {
   const sourceId = `part-${++counter}`;
   const source = memorySource(sourceId, count);
-  await putSource(engine.deps, sourceId, 'memory-keyed', { key: sourceId, pageSize: 10, ...config });
+  // Pages of 20: four windows of 75 still take several pages each, at half the page steps of 10.
+  await putSource(engine.deps, sourceId, 'memory-keyed', { key: sourceId, pageSize: 20, ...config });
   return { sourceId, source };
 }
 
@@ -210,7 +211,8 @@ describe('a partitioned full run', () => {
 
 describe('failures of a partitioned run', () => {
   it('a crashed partition worker fences the run and every unfinished partition resumes from its checkpoint', async () => {
-    const { sourceId, source } = await newSource(300);
+    // Pages of 10: the crash at page 3 of a window must leave pages of it still to read.
+    const { sourceId, source } = await newSource(300, { pageSize: 10 });
     hooks.arm({ point: 'afterLoad', page: 3, partition: 1 });
     const crashed = hooks.nextCrash();
     const started = await startRun(engine.deps, { sourceId, mode: 'full' });
@@ -236,7 +238,7 @@ describe('failures of a partitioned run', () => {
   }, 60_000);
 
   it('a partition that cannot fetch a page fails the run with its checkpoints; the watermark stays', async () => {
-    const { sourceId, source } = await newSource(300);
+    const { sourceId, source } = await newSource(300, { pageSize: 10 });
     let failingFrom: string | null = null;
     source.failWhen = (position, window) =>
       window?.from != null && window.from === failingFrom && position.id === null ? 'page gone' : undefined;
