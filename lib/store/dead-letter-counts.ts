@@ -1,22 +1,11 @@
-import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { INDEX } from '../resources/definitions.js';
+import { countAll } from './paging.js';
 
 /*
  * The counts of a run's dead letters (the store is dead-letters.ts): the live one, of its entries
  * still open, and the one its outcome fixes when it ends, of every entry it filed.
  */
-
-/** Counts what a query matches, page after page. */
-async function countAll(doc: DynamoDBDocumentClient, query: QueryCommandInput): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(new QueryCommand({ ...query, Select: 'COUNT', ExclusiveStartKey: start }));
-    count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return count;
-}
 
 /**
  * How many entries are open whose last failure was in `runId`: the run's live "K in DLQ", item

@@ -1,4 +1,5 @@
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { countAll } from './paging.js';
 
 /**
  * Counts of a source's stored items, for the completeness check at a run's end
@@ -13,24 +14,13 @@ export class ItemCounts {
   ) {}
 
   /** Items of the source that are not tombstoned, read strongly consistent. */
-  async live(sourceId: string): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'sourceId = :sourceId',
-          FilterExpression: 'attribute_not_exists(tombstonedAt)',
-          ExpressionAttributeValues: { ':sourceId': sourceId },
-          Select: 'COUNT',
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return count;
+  live(sourceId: string): Promise<number> {
+    return countAll(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'sourceId = :sourceId',
+      FilterExpression: 'attribute_not_exists(tombstonedAt)',
+      ExpressionAttributeValues: { ':sourceId': sourceId },
+      ConsistentRead: true,
+    });
   }
 }

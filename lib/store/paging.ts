@@ -86,3 +86,15 @@ export async function queryAll(
   } while (start);
   return all;
 }
+
+/** Counts what a query matches (`Select: COUNT`), following LastEvaluatedKey to the end. */
+export async function countAll(doc: DynamoDBDocumentClient, input: QueryCommandInput): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: start }));
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
