@@ -36,6 +36,13 @@ export const RELIABILITY = {
   heartbeatIntervalMs: 30_000,
   /** Three missed beats: rides out GC pauses, reclaims a stuck run in 1–2 minutes. */
   silenceThresholdMs: 90_000,
+  /**
+   * Pages in a row of one chain that, each failed for good with the next page computable (page
+   * numbers), end the run `pages_failing`: the pages before are skipped (dead-lettered), this many
+   * in a row means the listing most likely ended or broke, and reading on would file one dead
+   * letter per request until the page budget.
+   */
+  pageFailuresInRow: 3,
   /** Cursors and catalogs older than this are stale: discard them and restart from scratch. */
   checkpointFreshnessMs: 6 * 60 * 60 * 1_000,
   /**

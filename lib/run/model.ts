@@ -3,6 +3,7 @@
  */
 
 import type { Completeness } from './completeness.js';
+import type { CycleWatch } from './cursor-cycle.js';
 
 export const RUN_MODES = ['full', 'incremental', 'reconciliation', 'dlq_retry'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
@@ -51,6 +52,10 @@ export interface Checkpoint {
   readonly page: number;
   /** Highest modification time seen so far (incremental runs move the source watermark to it on success). */
   readonly watermark: string | null;
+  /** The chain's watch for cursor cycles (`cursor-cycle.ts`); absent on a chain's first page. */
+  readonly cycle?: CycleWatch;
+  /** Pages in a row up to this one that failed for good and were skipped; absent: none. */
+  readonly failedInRow?: number;
   /** Epoch milliseconds of the commit. */
   readonly at: number;
 }

@@ -1,5 +1,5 @@
 import { METRIC } from '../../observability/metrics.js';
-import type { Partition, SyncRun } from '../../run/model.js';
+import type { Checkpoint, Partition, SyncRun } from '../../run/model.js';
 import { runParams } from '../../run/params.js';
 import { advanceLatest, lowerCeiling, partitionedWatermark, partitionsOf } from '../../run/partitions.js';
 import type { ChainCommit, ChainEnding } from '../../store/chains.js';
@@ -30,6 +30,8 @@ export async function commitPartitionPage(
     ahead?: number;
     ceiling?: string | null;
     read?: readonly { id: string; version: string }[];
+    /** What the chain's guards keep on its checkpoint (`chain-guards.ts`). */
+    guards?: Pick<Checkpoint, 'cycle' | 'failedInRow'>;
   },
 ): Promise<StepResult> {
   const { deps, run, message } = context;
@@ -37,7 +39,7 @@ export async function commitPartitionPage(
     ref: { runId: run.runId, partition: partition.index },
     epoch: run.epoch,
     page: message.page,
-    checkpoint: { cursor: page.cursor, watermark: page.watermark },
+    checkpoint: { cursor: page.cursor, watermark: page.watermark, ...page.guards },
     keyset: {
       ceiling: lowerCeiling(partition.ceiling, page.ceiling),
       ...advanceLatest(partition, page.read ?? []),

@@ -8,6 +8,7 @@ import { readWindow } from '../../run/partitions.js';
 import type { FiledBy } from '../../store/dead-letters.js';
 import { DuplicatePageError } from '../../store/errors.js';
 import type { ItemProvenance } from '../../store/item-provenance.js';
+import { chainWatch, failCursorCycle, failPagesInRow, tooManyFailing } from '../chain/chain-guards.js';
 import { continueRun } from '../chain/continue.js';
 import { deferPage } from '../chain/deferral.js';
 import { commitPartitionPage } from '../chain/partition-work.js';
@@ -254,8 +255,10 @@ async function pageDeadLettered(
   deps.metrics.count(METRIC.deadLetters, 1, { name: 'Kind', value: 'page' });
   const manifest = connector.manifestFor(config);
   if (manifest.cursorComputableWithoutResponse && connector.nextCursorWithoutResponse) {
+    if (tooManyFailing(context)) return failPagesInRow(context, reason);
     context.log.warn('page dead-lettered; continuing with the computed next cursor', { reason });
     return commitAndContinue(context, {
+      failed: true,
       cursor: connector.nextCursorWithoutResponse(config, await resolvedPosition(deps, message.cursor)),
       watermark: (context.partition ?? run).checkpoint?.watermark ?? startingWatermark(context.params),
       processed: 0,
@@ -281,6 +284,8 @@ export async function commitAndContinue(
   page: {
     cursor: string | null;
     watermark: string | null;
+    /** The page failed for good and is skipped (its next cursor computed without it). */
+    failed?: boolean;
     processed: number;
     errors: number;
     total: number | null;
@@ -301,6 +306,8 @@ export async function commitAndContinue(
   onCommitted?: () => Promise<void>,
 ): Promise<StepResult> {
   const { deps, run, message } = context;
+  const watch = chainWatch(context, page.cursor, page.failed === true);
+  if (watch.cycle) return failCursorCycle(context);
   let cursor: string | null;
   try {
     cursor = await carriedPosition(deps, run.runId, message.partition, message.page + 1, page.cursor);
@@ -308,13 +315,14 @@ export async function commitAndContinue(
     if (error instanceof PositionTooLargeError) return failPositionTooLarge(context, error);
     throw error;
   }
-  if (context.partition) return commitPartitionPage(context, context.partition, { ...page, cursor });
+  if (context.partition)
+    return commitPartitionPage(context, context.partition, { ...page, cursor, guards: watch.extras });
   try {
     await deps.chains.commit({
       ref: { runId: run.runId },
       epoch: run.epoch,
       page: message.page,
-      checkpoint: { cursor, watermark: page.watermark },
+      checkpoint: { cursor, watermark: page.watermark, ...watch.extras },
       processed: page.processed,
       errors: page.errors,
       total: page.total,
