@@ -150,12 +150,17 @@ export function advance(
   // run are stamped past every `until`, so they cannot keep a window reading forever.)
   const cut = position.full !== undefined && keys.length < position.full;
   const short = cut && !(fresh && until !== undefined);
-  if (
-    bounded ||
-    sourceNext === null ||
-    (guessed && (keys.length === 0 || (position.recheck && (short || !fresh))))
-  ) {
-    return { deliver, ...leaveStretch(position, tallied, skipped, until ?? null, null) };
+  const guessedEnd = guessed && (keys.length === 0 || (position.recheck === true && (short || !fresh)));
+  if (bounded || sourceNext === null || guessedEnd) {
+    const left = leaveStretch(position, tallied, skipped, until ?? null, null);
+    // A window that stops on a guess, short of its `until`, proved its listing only up to its key:
+    // the run's watermark holds there, so the next incremental reads on from it.
+    const proved = bounded || (sourceNext === null && !guessed);
+    if (!proved && until !== undefined) {
+      const key = at ?? START_OF_TIME;
+      return { deliver, ...left, ceiling: left.ceiling !== null && left.ceiling < key ? left.ceiling : key };
+    }
+    return { deliver, ...left };
   }
   const recheck = guessed && cut ? { recheck: true as const } : {};
   const full = Math.max(position.full ?? 0, keys.length);

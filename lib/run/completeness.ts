@@ -26,6 +26,10 @@ export const CompletenessSchema = z
     failed: z.number().int().meta({ description: 'Records the run put in the dead-letter queue' }),
     stored: z.number().int().meta({ description: 'Live items of the source in the store at the run’s end' }),
     checkedAt: z.number().int().meta({ description: 'Epoch milliseconds' }),
+    heldAt: z.string().nullable().optional().meta({
+      description:
+        'Where the run’s watermark holds because a listing was not proved whole (a window stopped before its end, or a tie group changed while read by position): the next incremental reads on from there',
+    }),
   })
   .meta({ id: 'Completeness' });
 
@@ -37,10 +41,24 @@ export interface CompletenessCounts {
   readonly processed: number;
   readonly failed: number;
   readonly stored: number;
+  /** The key the run's watermark holds at because a listing was not proved whole; null: none. */
+  readonly held?: string | null;
 }
 
 /** The verdict on a run's counts; see the module comment. */
 export function judgeCompleteness(counts: CompletenessCounts, now: number): Completeness {
+  const judged = judgeCounts(counts, now);
+  const held = counts.held ?? null;
+  if (held === null) return judged;
+  if (judged.verdict === 'verified') return { ...judged, heldAt: held };
+  return {
+    ...judged,
+    heldAt: held,
+    reason: `${judged.reason}; the watermark holds at ${held}, where a listing was not proved whole, so the next incremental reads on from there`,
+  };
+}
+
+function judgeCounts(counts: CompletenessCounts, now: number): Completeness {
   const { sourceCount, processed, failed, stored } = counts;
   const base = { sourceCount, processed, failed, stored, checkedAt: now };
   if (sourceCount !== null) {

@@ -135,6 +135,24 @@ export function partitionedWatermark(
   return starting !== null && capped < starting ? starting : capped;
 }
 
+/**
+ * Where a partitioned run's watermark holds below the latest version it read: the lowest ceiling
+ * any window met (it stopped short of its end on a guess, or a tie group changed while it was read
+ * by position). Null: nothing holds it, or the run was not split.
+ */
+export function heldWatermark(
+  partitions: readonly Pick<Partition, 'checkpoint' | 'ceiling'>[],
+): string | null {
+  let ceiling: string | null = null;
+  let latest: string | null = null;
+  for (const partition of partitions) {
+    ceiling = lowerCeiling(ceiling, partition.ceiling);
+    const watermark = partition.checkpoint?.watermark ?? null;
+    if (watermark !== null && (latest === null || watermark > latest)) latest = watermark;
+  }
+  return ceiling !== null && latest !== null && ceiling < latest ? ceiling : null;
+}
+
 /** The latest commit of any partition (progress of the run as a whole), or null. */
 export function latestPartitionCheckpoint(partitions: readonly Partition[]): Checkpoint | null {
   let latest: Checkpoint | null = null;

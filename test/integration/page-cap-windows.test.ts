@@ -7,7 +7,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../lib/engine/index.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
-import { type FakeSource, fakeRestConfig, startFakeSource } from '../../tools/fake-source/index.js';
+import {
+  type FakeSource,
+  fakeRestConfig,
+  startFakeSource,
+  type TraitOptions,
+} from '../../tools/fake-source/index.js';
 import { putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 import { compareWithTruth } from '../support/live.js';
 
@@ -25,13 +30,8 @@ afterAll(async () => {
   await Promise.all(fakes.map((f) => f.stop()));
 });
 
-async function capped(after: number) {
-  const fake = await startFakeSource({
-    entities: 400,
-    seed: 3_200 + counter,
-    latencyMs: 0,
-    traits: { pageCap: { first: 20, after, later: 10 } },
-  });
+async function pagedSource(traits: TraitOptions) {
+  const fake = await startFakeSource({ entities: 400, seed: 3_200 + counter, latencyMs: 0, traits });
   fakes.push(fake);
   const sourceId = `page-cap-${++counter}`;
   const config = fakeRestConfig(fake.url, {
@@ -53,7 +53,7 @@ describe('a page cap that drops from 20 to 10 inside a partitioned run, no total
   it.each([30])(
     'loses nothing when the cap drops after %i listings',
     async (after) => {
-      const { fake, sourceId } = await capped(after);
+      const { fake, sourceId } = await pagedSource({ pageCap: { first: 20, after, later: 10 } });
 
       const done = await run(sourceId, 'full');
 
@@ -63,6 +63,38 @@ describe('a page cap that drops from 20 to 10 inside a partitioned run, no total
       expect(comparison.missing).toEqual([]);
       expect(comparison.stale).toEqual([]);
       expect(done.progress.processed).toBe(400);
+    },
+    150_000,
+  );
+});
+
+describe('an empty page inside a window of a page-numbered source that states no total', () => {
+  it.each([60, 250])(
+    'holds the watermark where the window stopped, says so, and the next incremental reads the rest (the page of e-%i blank once)',
+    async (blank) => {
+      const { fake, sourceId } = await pagedSource({ blankOnce: [blank] });
+
+      const done = await run(sourceId, 'full');
+
+      expect(done.state).toBe('succeeded');
+      expect(partitionsOf(done)).toHaveLength(4);
+      const after = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
+      // The window holding the blanked page took it for its listing's end (a page-numbered listing
+      // with no total cannot tell): the run says how many are missing and where it holds.
+      expect(after.missing.length).toBeGreaterThan(0);
+      expect(done.completeness?.verdict).toBe('short');
+      expect(done.completeness?.shortBy).toBe(after.missing.length);
+      expect(done.completeness?.reason).toMatch(
+        /; the watermark holds at \S+, where a listing was not proved whole/,
+      );
+      expect(done.completeness?.heldAt).toBeTruthy();
+
+      const next = await run(sourceId, 'incremental');
+
+      expect(next.state).toBe('succeeded');
+      const recovered = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
+      expect(recovered.missing).toEqual([]);
+      expect(recovered.stale).toEqual([]);
     },
     150_000,
   );

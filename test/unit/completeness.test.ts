@@ -8,6 +8,21 @@ describe('judging a run’s completeness', () => {
     expect(completenessWords(c)).toBe('');
   });
 
+  it('says where the watermark holds when a listing was not proved whole', () => {
+    const T = '2024-01-01T00:00:57.000Z';
+    const short = judgeCompleteness({ sourceCount: 400, processed: 358, failed: 0, stored: 358, held: T }, 1);
+    expect(short).toMatchObject({ verdict: 'short', shortBy: 42, heldAt: T });
+    expect(completenessWords(short)).toBe(
+      `, short by 42 (the source counts 400 but listed 358; the watermark holds at ${T}, where a listing was not proved whole, so the next incremental reads on from there)`,
+    );
+    // The count proves the run read everything: the held watermark only costs a re-read.
+    const whole = judgeCompleteness({ sourceCount: 400, processed: 400, failed: 0, stored: 400, held: T }, 1);
+    expect(whole).toMatchObject({ verdict: 'verified', reason: null, heldAt: T });
+    expect(
+      judgeCompleteness({ sourceCount: 4, processed: 4, failed: 0, stored: 4 }, 1).heldAt,
+    ).toBeUndefined();
+  });
+
   it('counts items the source no longer lists (deleted since) as no shortfall', () => {
     expect(judgeCompleteness({ sourceCount: 100, processed: 100, failed: 0, stored: 120 }, 1).verdict).toBe(
       'verified',

@@ -130,6 +130,28 @@ describe('advance', () => {
     ).toBeNull();
   });
 
+  it('holds the watermark where a window stops on a guess short of its until, not where it is proved to end', () => {
+    const guessed = { guessed: true };
+    const T4 = '2024-01-01T00:00:04.000Z';
+    const window: KeysetPosition = { at: T2, ids: ['a'], full: 3, until: T4 };
+    // An empty page (a search that timed out on a shard), the connector guessing no next page.
+    expect(advance(window, [], null, guessed)).toMatchObject({ next: null, ceiling: T2 });
+    expect(advance(window, [], '2', guessed)).toMatchObject({ next: null, ceiling: T2 });
+    // A lower ceiling met before stays.
+    expect(advance({ ...window, ceiling: T1 }, [], null, guessed).ceiling).toBe(T1);
+    // Proved: a record at or past until, or the source's own word that the listing ended.
+    expect(advance(window, [key('b', T3), key('c', T4)], '2', guessed)).toMatchObject({
+      next: null,
+      ceiling: null,
+    });
+    expect(advance(window, [], null)).toMatchObject({ next: null, ceiling: null });
+    // The whole stream, or the open last window: it ends on its guess, the watermark its latest key.
+    expect(advance({ at: T2, ids: ['a'], full: 3 }, [], null, guessed)).toMatchObject({
+      next: null,
+      ceiling: null,
+    });
+  });
+
   it('follows the source’s continuation through a tie group larger than a page, then lists it again: read whole, the watermark moves on', () => {
     const step = advance({ at: T1, ids: ['a'] }, [key('a', T1), key('b', T1)], 'page-2');
     expect(step.deliver).toEqual([false, true]);

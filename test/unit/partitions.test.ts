@@ -7,6 +7,7 @@ import type { PageMessage } from '../../lib/queue/page-message.js';
 import type { Partition, SyncRun } from '../../lib/run/model.js';
 import {
   advanceLatest,
+  heldWatermark,
   MAX_PARTITIONS_LIMIT,
   newPartitions,
   notReadYet,
@@ -101,6 +102,12 @@ describe('partitionedWatermark', () => {
   it('never goes below where the run started, and is null when nothing was read from nothing', () => {
     expect(partitionedWatermark([at(iso(10), iso(2))], iso(5))).toBe(iso(5));
     expect(partitionedWatermark([at(null), at(null)], null)).toBeNull();
+  });
+
+  it('is held, and says where, only when a ceiling is below the latest version read', () => {
+    expect(heldWatermark([at(iso(10), iso(8)), at(iso(30))])).toBe(iso(8));
+    expect(heldWatermark([at(iso(10)), at(iso(30), iso(40))])).toBeNull();
+    expect(heldWatermark([at(iso(10)), at(iso(30))])).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 import { METRIC } from '../../observability/metrics.js';
 import { judgeCompleteness } from '../../run/completeness.js';
 import { RETRY_FIXED_NOTHING, type ResumeRecord, type RunFailure, type SyncRun } from '../../run/model.js';
+import { heldWatermark, partitionsOf } from '../../run/partitions.js';
 import type { SourceWatermark } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
 import { finalWatermark } from './watermark.js';
@@ -82,6 +83,7 @@ async function checkCompleteness(
         processed: ended.progress.processed,
         failed: ended.errorCount,
         stored: await deps.itemCounts.live(ended.sourceId),
+        held: heldWatermark(partitionsOf(ended)),
       },
       deps.clock.now(),
     );

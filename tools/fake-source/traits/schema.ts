@@ -104,6 +104,14 @@ export const traitsSchema = z.strictObject({
    * bound past 10,000 hits unless asked to track them all. Default 0.
    */
   countSkew: z.number().int().min(-1_000).max(1_000).default(0),
+  /**
+   * Entities (by number: 7 is `e-000007`) whose first listing page comes back with no rows, once
+   * each, while the continuation still says more follows: a search that timed out on the shard
+   * holding them answers a partial page, often an empty one (GitHub search's
+   * `incomplete_results: true`, Elasticsearch's `timed_out: true` with the hits it gathered), and
+   * a read replica behind its primary lists nothing yet. Default none.
+   */
+  blankOnce: z.array(z.number().int().min(1)).max(1_000).default([]),
 });
 
 /** Traits as given (`startFakeSource({ traits })`, `{"action":"set-traits"}`). */

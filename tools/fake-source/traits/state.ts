@@ -37,6 +37,8 @@ export interface TraitTruth {
 export class TraitState {
   private settings: Traits = NO_TRAITS;
   private listings = 0;
+  /** Entities of `blankOnce` whose page came back blank already. */
+  private blanked = new Set<number>();
   private hostile = new Map<FakeEntity, HostileKind>();
   private readonly moved = new Map<FakeEntity, Moved>();
 
@@ -54,6 +56,7 @@ export class TraitState {
   set(options: TraitOptions): Traits {
     this.settings = traitsSchema.parse(options);
     this.listings = 0;
+    this.blanked = new Set();
     const order = shuffled(
       this.store.all().filter((e) => !e.deleted),
       mulberry32(hash32(this.seed, 'hostile')),
@@ -99,6 +102,11 @@ export class TraitState {
 
   /** A page after the limit was applied, without the rows the caller may not see. */
   filter(page: readonly FakeEntity[]): FakeEntity[] {
+    const blank = page.find((e) => this.settings.blankOnce.includes(e.number) && !this.blanked.has(e.number));
+    if (blank) {
+      this.blanked.add(blank.number);
+      return [];
+    }
     return page.filter((e) => this.visible(e));
   }
 
