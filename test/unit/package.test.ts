@@ -40,6 +40,21 @@ let paths: string[];
 let installed: string;
 /** The tarball unpacked on its own, no dependency beside it. */
 let alone: string;
+/** Runs node in `cwd`; a failure carries what the command printed (tsc's errors, a synth error). */
+function node(args: string[], cwd: string, env: Record<string, string> = {}): void {
+  try {
+    execFileSync(process.execPath, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`node ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
 let template: { Resources: Record<string, { Type: string }>; Outputs: Record<string, unknown> };
 let outdir: string;
 
@@ -75,13 +90,9 @@ beforeAll(() => {
     JSON.stringify({ name: 'harvester-example-app', lockfileVersion: 3, requires: true, packages: {} }),
   );
 
-  execFileSync(process.execPath, [tsc, '-p', app], { cwd: app, stdio: 'pipe' });
+  node([tsc, '-p', app], app);
   outdir = join(app, 'cdk.out');
-  execFileSync(process.execPath, ['dist/app.js'], {
-    cwd: app,
-    env: { ...process.env, CDK_OUTDIR: outdir },
-    stdio: 'pipe',
-  });
+  node(['dist/app.js'], app, { CDK_OUTDIR: outdir });
   template = JSON.parse(readFileSync(join(outdir, 'ExamplePlatform.template.json'), 'utf8'));
 }, 120_000);
 
