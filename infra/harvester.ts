@@ -11,16 +11,49 @@ import { PagePipeline } from './constructs/page-pipeline.js';
 import { Scheduling } from './constructs/scheduling.js';
 import { grantSourceBuckets } from './constructs/source-buckets.js';
 import { baseEnvironment } from './runtime-environment.js';
-import { type HarvesterSettings, resolveSettings } from './settings.js';
+import { type HarvesterSettings, settingsFromProps } from './settings.js';
 
-/** Props of {@link Harvester}: any setting left out comes from CDK context, then its default. */
-export type HarvesterProps = Partial<HarvesterSettings>;
+/** Props of {@link Harvester}: the settings (any left out takes its default) and the outputs option. */
+export interface HarvesterProps extends Partial<HarvesterSettings> {
+  /**
+   * Adds the stack outputs a deployment is operated with ({@link HARVESTER_OUTPUTS}: `ApiUrl`,
+   * `DashboardUrl`…) to the stack. Default `false`: the construct adds no output, and the stack's
+   * own code exports what it needs from the public properties.
+   */
+  readonly outputs?: boolean;
+  /**
+   * Prefix of the outputs' logical ids, which are stable: `<prefix>ApiUrl`, `<prefix>DashboardUrl`…
+   * Default: the construct's id (`HarvesterApiUrl` for `new Harvester(stack, 'Harvester', …)`), or
+   * none when that id is `Default`, as in `HarvesterStack` (`ApiUrl`).
+   */
+  readonly outputIdPrefix?: string;
+}
+
+/** Ids (without prefix) of the outputs `outputs: true` adds, with what each holds. */
+export const HARVESTER_OUTPUTS = {
+  ApiUrl: 'Admin API base URL (SigV4 / IAM-authorized)',
+  SyncRunsTableName: 'SYNC_RUNS_TABLE',
+  SourcesTableName: 'SOURCES_TABLE',
+  DeadLettersTableName: 'DEAD_LETTERS_TABLE',
+  ItemsTableName: 'ITEMS_TABLE',
+  RateBudgetsTableName: 'RATE_BUDGETS_TABLE',
+  PageQueueUrl: 'PAGE_QUEUE_URL',
+  PageDlqUrl: 'PAGE_DLQ_URL',
+  StartRunDlqUrl: 'Scheduled starts that failed',
+  EventBusName: 'EVENT_BUS_NAME',
+  ScheduleGroupName: 'SCHEDULE_GROUP',
+  NotificationTopicArn: 'Run-outcome and alarm notifications',
+  DashboardUrl: 'CloudWatch dashboard: runs, pages, dead letters, queue age, API errors',
+} as const;
+
+/** An output id of {@link HARVESTER_OUTPUTS}. */
+export type HarvesterOutput = keyof typeof HARVESTER_OUTPUTS;
 
 /**
  * Harvester on AWS, as a construct to add to any stack: tables, the page queue with its DLQ, the
  * page worker, reaper, drain, start-run, API and connection-check functions, Scheduler clocks,
- * the event bus, notifications, alarms, a dashboard and the outputs a deployment needs (`ApiUrl`,
- * `DashboardUrl`…).
+ * the event bus, notifications, alarms, a dashboard and, when asked for (`outputs: true`), the
+ * outputs a deployment needs (`ApiUrl`, `DashboardUrl`…). It reads no CDK context: props only.
  */
 export class Harvester extends Construct {
   readonly settings: HarvesterSettings;
@@ -37,7 +70,7 @@ export class Harvester extends Construct {
 
   constructor(scope: Construct, id: string, props: HarvesterProps = {}) {
     super(scope, id);
-    this.settings = resolveSettings(this, props);
+    this.settings = settingsFromProps(props);
     const { settings } = this;
     const retention = settings.deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const functions = { tracing: settings.tracing, removalPolicy: retention };
@@ -121,29 +154,34 @@ export class Harvester extends Construct {
       ...(this.changeFeed ? { changeFeedDlqs: this.changeFeed.deadLetterQueues } : {}),
     });
 
-    this.outputs();
+    if (props.outputs) this.addOutputs(props.outputIdPrefix ?? (id === 'Default' ? '' : id));
   }
 
-  private outputs(): void {
-    const out = (id: string, value: string, description: string): void => {
-      new CfnOutput(this, id, { value, description });
+  /** The value of each output, by id. */
+  private outputValues(): Record<HarvesterOutput, string> {
+    const dashboard = this.observability.dashboard.dashboardName;
+    return {
+      ApiUrl: this.adminApi.url,
+      SyncRunsTableName: this.tables.syncRuns.tableName,
+      SourcesTableName: this.tables.sources.tableName,
+      DeadLettersTableName: this.tables.deadLetters.tableName,
+      ItemsTableName: this.tables.items.tableName,
+      RateBudgetsTableName: this.tables.rateBudgets.tableName,
+      PageQueueUrl: this.messaging.pageQueue.queueUrl,
+      PageDlqUrl: this.messaging.pageDlq.queueUrl,
+      StartRunDlqUrl: this.scheduling.startRunDlq.queueUrl,
+      EventBusName: this.messaging.bus.eventBusName,
+      ScheduleGroupName: this.scheduling.group.scheduleGroupName,
+      NotificationTopicArn: this.notifications.topic.topicArn,
+      DashboardUrl: `https://console.aws.amazon.com/cloudwatch/home?region=${Stack.of(this).region}#dashboards:name=${dashboard}`,
     };
-    out('ApiUrl', this.adminApi.url, 'Admin API base URL (SigV4 / IAM-authorized)');
-    out('SyncRunsTableName', this.tables.syncRuns.tableName, 'SYNC_RUNS_TABLE');
-    out('SourcesTableName', this.tables.sources.tableName, 'SOURCES_TABLE');
-    out('DeadLettersTableName', this.tables.deadLetters.tableName, 'DEAD_LETTERS_TABLE');
-    out('ItemsTableName', this.tables.items.tableName, 'ITEMS_TABLE');
-    out('RateBudgetsTableName', this.tables.rateBudgets.tableName, 'RATE_BUDGETS_TABLE');
-    out('PageQueueUrl', this.messaging.pageQueue.queueUrl, 'PAGE_QUEUE_URL');
-    out('PageDlqUrl', this.messaging.pageDlq.queueUrl, 'PAGE_DLQ_URL');
-    out('StartRunDlqUrl', this.scheduling.startRunDlq.queueUrl, 'Scheduled starts that failed');
-    out('EventBusName', this.messaging.bus.eventBusName, 'EVENT_BUS_NAME');
-    out('ScheduleGroupName', this.scheduling.group.scheduleGroupName, 'SCHEDULE_GROUP');
-    out('NotificationTopicArn', this.notifications.topic.topicArn, 'Run-outcome and alarm notifications');
-    out(
-      'DashboardUrl',
-      `https://console.aws.amazon.com/cloudwatch/home?region=${Stack.of(this).region}#dashboards:name=${this.observability.dashboard.dashboardName}`,
-      'CloudWatch dashboard: runs, pages, dead letters, queue age, API errors',
-    );
+  }
+
+  /** One output per {@link HARVESTER_OUTPUTS} entry, its logical id fixed to `<prefix><id>`. */
+  private addOutputs(prefix: string): void {
+    for (const [id, value] of Object.entries(this.outputValues())) {
+      const description = HARVESTER_OUTPUTS[id as HarvesterOutput];
+      new CfnOutput(this, id, { value, description }).overrideLogicalId(`${prefix}${id}`);
+    }
   }
 }

@@ -7,8 +7,9 @@ import { parseSharedSecrets, type SharedSecretOrigins } from '../lib/config/shar
 export type LogLevel = HarvesterConfig['logLevel'];
 
 /**
- * Deployment knobs of the Harvester stack. Each one can be set as a stack prop or as CDK context
- * (`cdk synth -c harvester:deletionProtection=false`); a prop wins over context, context over the default.
+ * Deployment knobs of Harvester, props of the `Harvester` construct. The repository's own app
+ * (infra/app.ts) also reads each one from CDK context (`cdk synth -c harvester:deletionProtection=false`);
+ * there a prop wins over context, context over the default. The construct never reads context.
  */
 export interface HarvesterSettings {
   /**
@@ -237,11 +238,27 @@ function contextList(value: unknown, key: string): string[] | undefined {
 }
 
 /**
- * Resolves the settings of a stack: explicit props, then CDK context, then {@link DEFAULT_SETTINGS}.
- * Context values typed on the command line arrive as strings, so they are parsed and validated here.
+ * Resolves the settings of the repository's own app: explicit props, then CDK context, then
+ * {@link DEFAULT_SETTINGS}. Context values typed on the command line arrive as strings, so they are
+ * parsed and validated here. The construct itself never reads context ({@link settingsFromProps}).
  */
 export function resolveSettings(scope: Construct, props: Partial<HarvesterSettings> = {}): HarvesterSettings {
-  const ctx = (key: keyof HarvesterSettings): unknown => scope.node.tryGetContext(SETTINGS_CONTEXT[key]);
+  return resolve((key) => scope.node.tryGetContext(SETTINGS_CONTEXT[key]), props);
+}
+
+/**
+ * The settings of a `Harvester` construct: its props, then {@link DEFAULT_SETTINGS} (shared secret
+ * references, bucket names and the worker share are checked as from context). No CDK context is
+ * read: a construct in someone else's app takes its settings from props alone.
+ */
+export function settingsFromProps(props: Partial<HarvesterSettings> = {}): HarvesterSettings {
+  return resolve(() => undefined, props);
+}
+
+function resolve(
+  ctx: (key: keyof HarvesterSettings) => unknown,
+  props: Partial<HarvesterSettings>,
+): HarvesterSettings {
   const k = SETTINGS_CONTEXT;
   const workerMaxConcurrency =
     props.workerMaxConcurrency ??

@@ -1,7 +1,7 @@
 /**
- * Harvester added to a stack you already have. In your own app, import from the package
- * (`import { Harvester } from 'harvester';`). Synthesize this one with
- * `npx cdk synth --app "npx tsx examples/existing-stack/app.ts"`.
+ * Harvester added to a stack you already have, imported from this checkout's sources. In your own
+ * app, import from the package (`import { Harvester } from 'harvester';`), as examples/app does.
+ * Synthesize this one with `npx cdk synth --app "npx tsx examples/existing-stack/app.ts"`.
  */
 import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -18,8 +19,23 @@ import { METRICS_NAMESPACE } from '../../lib/observability/metrics.js';
 import { type RuntimeEnvironment, toLambdaEnvironment } from '../runtime-environment.js';
 import { SERVICE_NAME } from '../settings.js';
 
-/** Repository root: entry files, package-lock.json and tsconfig.json live there. */
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * Package root, the nearest folder above this file with a package.json: the repository (this file
+ * in infra/constructs/) or the installed package (compiled, in dist/cdk/infra/constructs/). The
+ * handler sources (functions/, lib/) and tsconfig.json live there, and so, in the repository, does
+ * package-lock.json.
+ */
+export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
+  let dir = dirname(from);
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`harvester: no package.json above ${from}`);
+    dir = parent;
+  }
+  return dir + sep;
+}
+
+const REPO_ROOT = packageRoot();
 
 /** The Lambda entry points under `functions/`, one thin file per function. */
 export type FunctionEntry =
@@ -88,11 +104,12 @@ export class HarvesterFunction extends Construct {
     this.fn = new NodejsFunction(this, 'Function', {
       entry: `${REPO_ROOT}functions/${props.entry}.ts`,
       handler: 'handler',
-      projectRoot: REPO_ROOT,
-      // In this repository, its own lock file; installed as a package (npm leaves lock files out
-      // of packages), CDK finds the lock file of the app that uses it.
+      // In this repository, its own lock file and root. Installed as a package (npm leaves lock
+      // files out of packages), neither: CDK finds the lock file of the app that uses it, whose
+      // folder (holding node_modules/harvester) becomes the project root, and runs that app's
+      // esbuild through that app's package manager.
       ...(existsSync(`${REPO_ROOT}package-lock.json`)
-        ? { depsLockFilePath: `${REPO_ROOT}package-lock.json` }
+        ? { depsLockFilePath: `${REPO_ROOT}package-lock.json`, projectRoot: REPO_ROOT }
         : {}),
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
