@@ -36,10 +36,26 @@ async function cli(...args: string[]) {
   return { code, stdout: io.stdout() };
 }
 
+/** Files `count` transient item dead letters (t-0, t-1, …) of another run, as a run's pages would. */
+async function fileTransient(count: number): Promise<void> {
+  for (let i = 0; i < count; i++)
+    await engine.deps.deadLetters.record({
+      sourceId: SOURCE,
+      kind: 'item',
+      ref: `t-${i}`,
+      errorClass: 'transient',
+      reason: 'HTTP 503 from the source',
+      attempts: 3,
+      runId: '01J00000000000000000000000',
+      page: 1,
+      now: Date.now(),
+    });
+}
+
 async function shot(name: string): Promise<void> {
   if (!SHOTS) return;
   mkdirSync('docs/console', { recursive: true });
-  await page.screenshot({ path: `docs/console/${name}.png`, fullPage: true });
+  await page.screenshot({ path: `docs/console/${name}.png` });
 }
 
 /** Sends one raw request (headers a browser would set, which fetch may not let a test set). */
@@ -132,7 +148,14 @@ describe('the console against harvester local', () => {
     const before = Date.now();
     await page.goto(`${server.url}/#/dead-letters?source=${SOURCE}&runId=${runId}&errorClass=permanent`);
     await expect.poll(() => page.locator('tr[data-entry]').count()).toBe(15);
+    await page
+      .getByLabel(`select ${await page.locator('tr[data-entry]').first().getAttribute('data-entry')}`)
+      .check();
+    await page.getByRole('button', { name: 'Discard selected' }).waitFor();
     await shot('dead-letters');
+    await page
+      .getByLabel(`select ${await page.locator('tr[data-entry]').first().getAttribute('data-entry')}`)
+      .uncheck();
     await page.getByLabel('Discard reason').fill(REASON);
     await page.getByRole('button', { name: 'Discard all matching the filter' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe('discarded 15 dead letters');
@@ -150,6 +173,28 @@ describe('the console against harvester local', () => {
     await shot('dead-letters-discarded');
     const open = JSON.parse((await cli('dlq', 'list', SOURCE, '--json')).stdout).items;
     expect(open).toEqual([]);
+  });
+
+  it('discards the entries selected on the page, each with the reason given', async () => {
+    await fileTransient(3);
+    await page.goto(`${server.url}/#/dead-letters?source=${SOURCE}&errorClass=transient`);
+    await expect.poll(() => page.locator('tr[data-entry]').count()).toBe(3);
+    await page.getByRole('button', { name: 'Select all shown' }).click();
+    await page.getByLabel('select item#t-1').uncheck();
+    await page.getByLabel('Discard reason').fill('retried by hand');
+    await page.getByRole('button', { name: 'Discard selected' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('discarded 2 dead letters');
+
+    const open = JSON.parse((await cli('dlq', 'list', SOURCE, '--json')).stdout).items;
+    const gone = JSON.parse(
+      (await cli('dlq', 'list', SOURCE, '--state', 'discarded', '--error-class', 'transient', '--json'))
+        .stdout,
+    ).items;
+    expect(open.map((e: { entryId: string }) => e.entryId)).toEqual(['item#t-1']);
+    expect(gone.map((e: { discard: { reason: string } }) => e.discard.reason)).toEqual([
+      'retried by hand',
+      'retried by hand',
+    ]);
   });
 
   it("explains an item with the API's own sentence", async () => {
@@ -239,7 +284,7 @@ describe('harvester console --endpoint', () => {
       .poll(() => page.locator(`tr[data-source="${SOURCE}"]`).count(), { timeout: 15_000 })
       .toBeGreaterThan(0);
     await page.goto(`${consoleUrl}/#/dead-letters?source=${SOURCE}&state=discarded`);
-    await expect.poll(() => page.locator('tr[data-entry]').count()).toBe(15);
+    await expect.poll(() => page.locator('tr[data-entry]').count()).toBe(17);
     await page.evaluate(() =>
       fetch('/api/sources/nope/runs', {
         method: 'POST',

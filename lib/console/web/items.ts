@@ -75,7 +75,7 @@ export async function itemsView(root: HTMLElement, params: URLSearchParams): Pro
     form,
     line,
     answer,
-    h('h2', {}, 'Changed in the last day'),
+    h('h2', {}, 'Changed in the last day (oldest first, up to 50)'),
     changes,
   );
   const sourceId = picker.value;
