@@ -140,8 +140,40 @@ describe('the console against harvester local', () => {
     if (events.status === 404)
       expect(await page.locator('[data-field="events"]').textContent()).toBe('no events recorded');
     else expect(await page.locator('ol.timeline li').count()).toBeGreaterThan(0);
-    expect(await page.locator('section[aria-label="Dead letters of this run"] tbody tr').count()).toBe(15);
     await shot('run');
+
+    // When the API keeps events (200), they are the timeline, oldest first.
+    await page.route('**/events', (route) =>
+      route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify({
+          items: [
+            {
+              at: '2026-01-01T10:00:00.000Z',
+              type: 'started',
+              epoch: 1,
+              detail: { mode: 'full', verdict: 'fresh_start' },
+            },
+            {
+              at: '2026-01-01T10:00:05.000Z',
+              type: 'ended',
+              epoch: 1,
+              detail: { state: 'succeeded', processed: 225 },
+            },
+          ],
+          nextCursor: null,
+        }),
+      }),
+    );
+    await page.reload();
+    await expect
+      .poll(() => page.locator('ol.timeline li').allTextContents())
+      .toEqual([
+        expect.stringMatching(/started epoch 1 mode=full · verdict=fresh_start$/),
+        expect.stringMatching(/ended epoch 1 state=succeeded · processed=225$/),
+      ]);
+    await page.unroute('**/events');
+    expect(await page.locator('section[aria-label="Dead letters of this run"] tbody tr').count()).toBe(15);
   });
 
   it('discards the 15 dead letters in one action with a reason; the discarded listing says who, when, why', async () => {

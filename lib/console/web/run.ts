@@ -60,27 +60,37 @@ function partitionTable(partitions: readonly Partition[]): HTMLElement {
   );
 }
 
+/** `mode=full · verdict=fresh_start`: an event's detail in one line. */
+function detailText(detail: unknown): string {
+  if (detail === null || typeof detail !== 'object') return detail === undefined ? '' : String(detail);
+  return Object.entries(detail as Record<string, unknown>)
+    .filter(([, v]) => v !== null)
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' · ');
+}
+
+/** The run's events, oldest first; "no events recorded" when the API keeps none (404) or none yet. */
 function timeline(answer: { status: number; ok: boolean; body: unknown }): HTMLElement {
   if (answer.status === 404) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
   if (!answer.ok) return h('p', { 'data-field': 'events' }, `events unavailable: ${problemText(answer)}`);
-  const body = answer.body as Page<RunEvent> | RunEvent[];
-  const events = Array.isArray(body) ? body : body.items;
+  const body = answer.body as { items?: RunEvent[]; events?: RunEvent[] } | RunEvent[];
+  const events = Array.isArray(body) ? body : (body.items ?? body.events ?? []);
   if (events.length === 0) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
   return h(
     'ol',
     { class: 'timeline', 'data-field': 'events' },
-    ...events.map((e) => {
-      const { at, type, kind, ...rest } = e;
-      return h(
+    ...events.map((e) =>
+      h(
         'li',
         {},
-        when(at),
+        when(e.at),
         ' ',
-        h('strong', {}, String(type ?? kind ?? 'event')),
+        h('strong', {}, String(e.type ?? e.kind ?? 'event')),
+        e.epoch === undefined ? '' : h('span', { class: 'muted' }, ` epoch ${String(e.epoch)}`),
         ' ',
-        h('code', {}, JSON.stringify(rest)),
-      );
-    }),
+        detailText(e.detail),
+      ),
+    ),
   );
 }
 
