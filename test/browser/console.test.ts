@@ -128,6 +128,21 @@ describe('the console against harvester local', () => {
     expect(seen.size).toBeGreaterThan(1);
   });
 
+  it('is reachable by keyboard: Tab reaches Start with a visible focus ring, which a poll does not take away', async () => {
+    await page.goto(`${server.url}/#/runs`);
+    await page.getByRole('button', { name: 'Start' }).waitFor();
+    let focused = '';
+    for (let i = 0; i < 12 && focused !== 'Start'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).toBe('Start');
+    const ring = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(ring).not.toBe('none');
+    await page.waitForTimeout(2_500);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Start');
+  });
+
   it("shows the run's fixed outcome, its dead letters, and no timeline when none is recorded", async () => {
     await page.goto(`${server.url}/#/run/${SOURCE}/${runId}`);
     const api = JSON.parse((await cli('runs', 'get', SOURCE, runId, '--json')).stdout);
