@@ -8,7 +8,7 @@ import { runCli } from '../../lib/cli/main.js';
 import { type DevServer, startDevServer } from '../../lib/local/dev-server.js';
 import { apiOver } from '../support/api.js';
 import { captureIo } from '../support/cli-io.js';
-import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
  * The web console in a real browser (Debian's Chromium, driven by playwright-core): against the
@@ -204,6 +204,11 @@ describe('the console against harvester local', () => {
     await page
       .getByLabel(`select ${await page.locator('tr[data-entry]').first().getAttribute('data-entry')}`)
       .uncheck();
+    const first = (await page.locator('tr[data-entry]').first().getAttribute('data-entry'))!;
+    await page.getByRole('button', { name: first, exact: true }).click();
+    await expect.poll(() => page.locator('pre.json').textContent()).toContain('"history"');
+    // The entry's heading takes the focus, so a keyboard user lands on what was opened.
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe(`Entry ${first}`);
     await page.getByLabel('Discard reason').fill(REASON);
     await page.getByRole('button', { name: 'Discard all matching the filter' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe('discarded 15 dead letters');
@@ -243,6 +248,17 @@ describe('the console against harvester local', () => {
       'retried by hand',
       'retried by hand',
     ]);
+  });
+
+  it('retries the failed entries a filter matches: a dlq_retry run over that filter', async () => {
+    await page.goto(`${server.url}/#/dead-letters?source=${SOURCE}&errorClass=transient`);
+    await page.getByRole('button', { name: 'Retry matching' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^retry run \w+ queued$/);
+    const retryRun = /retry run (\w+)/.exec((await page.getByRole('status').textContent()) ?? '')![1]!;
+
+    const api = JSON.parse((await cli('runs', 'get', SOURCE, retryRun, '--json')).stdout);
+    expect(api).toMatchObject({ mode: 'dlq_retry', deadLetterFilter: { errorClass: 'transient' } });
+    await waitForRun(engine.deps, retryRun);
   });
 
   it("explains an item with the API's own sentence", async () => {
