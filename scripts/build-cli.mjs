@@ -38,3 +38,17 @@ await build({
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
 });
+
+// The web console's page script and stylesheet (lib/console/web/), served from memory by
+// `harvester local` and `harvester console`; lib/console/assets.ts bundles the same way on the
+// fly when these are missing or older than the sources.
+await build({
+  absWorkingDir: root.pathname,
+  entryPoints: { console: 'lib/console/web/main.ts' },
+  outdir: 'dist/console',
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  target: 'es2022',
+  logLevel: 'warning',
+});

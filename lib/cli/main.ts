@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { ApiProblemError, ApiUnreachableError, createApiClient, DEFAULT_ENDPOINT } from './client.js';
 import { registerConnectorCommands } from './commands/connectors.js';
+import { registerConsoleCommand } from './commands/console.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerEventCommands } from './commands/events.js';
@@ -65,6 +66,7 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
   registerItemCommands(program, io);
   registerEventCommands(program, io);
   registerLocalCommand(program, io);
+  registerConsoleCommand(program, io);
   registerFakeSourceCommand(program, io);
   registerDemoCommand(program, io);
   return program;

@@ -8,6 +8,7 @@ import { apiGatewayEvent } from '../api/event.js';
 import { handleApiRequest } from '../api/handler.js';
 import { MAX_BODY_BYTES } from '../api/request.js';
 import { errorResponse } from '../api/response.js';
+import { serveConsole } from '../console/assets.js';
 
 /**
  * The admin API on a local port: each HTTP request becomes the API Gateway v2 event the Lambda
@@ -16,7 +17,8 @@ import { errorResponse } from '../api/response.js';
  * anything on that machine can reach loopback, a browser included, it answers only requests
  * addressed to itself ({@link ownHost}) and not sent by another site's page ({@link crossSiteRefusal}),
  * and it sends no CORS headers: a page elsewhere can neither read an answer nor, by a form or a
- * `fetch` with `mode: 'no-cors'`, pause or delete a source.
+ * `fetch` with `mode: 'no-cors'`, pause or delete a source. It also serves the console's page at
+ * `/` (lib/console/), which calls the API under `/api/`.
  */
 
 /** Options of {@link startDevServer}. */
@@ -123,8 +125,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
     const crossSite = crossSiteRefusal(req.headers, port);
     if (crossSite) return forbidden(res, crossSite, (req.url ?? '/').split('?')[0]!, requestId);
-    readBody(req)
+    // The console's page calls the API under /api/, as it does through `harvester console`.
+    if (req.url?.startsWith('/api/')) req.url = req.url.slice('/api'.length);
+    serveConsole(req.method ?? 'GET', (req.url ?? '/').split('?')[0]!, res)
+      .then((served) => (served ? undefined : readBody(req)))
       .then(async (body) => {
+        if (body === undefined) return;
         if (body instanceof PayloadTooLargeError) {
           res.setHeader('connection', 'close');
           const request = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, requestId };

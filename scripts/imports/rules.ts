@@ -12,6 +12,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['events', 'queue'],
   ['engine'],
   ['api'],
+  ['console'],
   ['local'],
   ['cli'],
 ];

@@ -40,6 +40,7 @@ export function readyLines(ready: {
 }): string[] {
   return [
     `API ready at ${ready.apiUrl}`,
+    `console at ${ready.apiUrl}/ (open it in a browser)`,
     `AWS endpoint ${ready.endpoint} (${ready.emulator})`,
     `resources prefixed "${ready.prefix}"; ${ready.workers} workers; reaper every minute`,
     'point other terminals at it (fake-source prints paste lines for it too):',

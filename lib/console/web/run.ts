@@ -1,0 +1,170 @@
+import { call, type Page, type Partition, path, problemText, progressText, type Run } from './api.js';
+import { type DeadLetter, deadLetterTable } from './dead-letter-table.js';
+import { age, h, link, redraw, status, when } from './dom.js';
+
+/**
+ * One run: its fixed outcome once it ended, its live state while it runs (polled), its
+ * partitions, its events as a timeline, and the dead letters still open as its own.
+ */
+
+const POLL_MS = 2_000;
+
+/** A run event as `GET /sources/{id}/runs/{runId}/events` lists it (the fields shown). */
+interface RunEvent {
+  readonly at: string;
+  readonly type?: string;
+  readonly kind?: string;
+  readonly detail?: unknown;
+  readonly [field: string]: unknown;
+}
+
+function facts(entries: [string, Node | string][]): HTMLDListElement {
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...entries.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
+}
+
+function outcomeBlock(run: Run): HTMLElement {
+  if (!run.outcome) return h('p', { 'data-field': 'outcome' }, 'no outcome yet: the run has not ended');
+  const o = run.outcome;
+  return h(
+    'section',
+    { 'aria-label': 'Outcome', 'data-field': 'outcome' },
+    h(
+      'h2',
+      {},
+      o.fixed ? 'Outcome (fixed when it ended)' : 'Outcome (counted now: ended before outcomes were kept)',
+    ),
+    facts([
+      ['Processed', h('span', { 'data-field': 'outcome-processed' }, String(o.processed))],
+      ['Failed', String(o.failed)],
+      ['Dead letters filed', h('span', { 'data-field': 'outcome-filed' }, String(o.deadLettersFiled))],
+      ['Source total', o.sourceTotal === null ? 'not stated' : String(o.sourceTotal)],
+    ]),
+  );
+}
+
+function partitionTable(partitions: readonly Partition[]): HTMLElement {
+  const cols = ['index', 'state', 'processed', 'pages', 'errorCount'] as const;
+  return h(
+    'table',
+    { 'aria-label': 'Partitions' },
+    h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', { scope: 'col' }, c)))),
+    h(
+      'tbody',
+      {},
+      ...partitions.map((p) => h('tr', {}, ...cols.map((c) => h('td', {}, String(p[c] ?? '—'))))),
+    ),
+  );
+}
+
+/** `mode=full · verdict=fresh_start`: an event's detail in one line. */
+function detailText(detail: unknown): string {
+  if (detail === null || typeof detail !== 'object') return detail === undefined ? '' : String(detail);
+  return Object.entries(detail as Record<string, unknown>)
+    .filter(([, v]) => v !== null)
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' · ');
+}
+
+/** The run's events, oldest first; "no events recorded" when the API keeps none (404) or none yet. */
+function timeline(answer: { status: number; ok: boolean; body: unknown }): HTMLElement {
+  if (answer.status === 404) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
+  if (!answer.ok) return h('p', { 'data-field': 'events' }, `events unavailable: ${problemText(answer)}`);
+  const body = answer.body as { items?: RunEvent[]; events?: RunEvent[] } | RunEvent[];
+  const events = Array.isArray(body) ? body : (body.items ?? body.events ?? []);
+  if (events.length === 0) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
+  return h(
+    'ol',
+    { class: 'timeline', 'data-field': 'events' },
+    ...events.map((e) =>
+      h(
+        'li',
+        {},
+        when(e.at),
+        ' ',
+        h('strong', {}, String(e.type ?? e.kind ?? 'event')),
+        e.epoch === undefined ? '' : h('span', { class: 'muted' }, ` epoch ${String(e.epoch)}`),
+        ' ',
+        detailText(e.detail),
+      ),
+    ),
+  );
+}
+
+/** Renders the run `runId` of `sourceId`; returns the function that stops its polling. */
+export function runView(root: HTMLElement, sourceId: string, runId: string): () => void {
+  const line = status();
+  const live = h('div', { 'aria-live': 'off' });
+  const events = h('section', { 'aria-label': 'Events' });
+  const letters = h('section', { 'aria-label': 'Dead letters of this run' });
+  root.replaceChildren(
+    h('p', {}, link('#/runs', '← Runs')),
+    h('h1', {}, `Run ${runId}`),
+    line,
+    live,
+    h('h2', {}, 'Timeline'),
+    events,
+    h('h2', {}, 'Open dead letters of this run'),
+    letters,
+  );
+  const runPath = path('sources', sourceId, 'runs', runId);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const refresh = async (): Promise<void> => {
+    const [run, evs, dls] = await Promise.all([
+      call<Run>('GET', runPath),
+      call('GET', `${runPath}/events`),
+      call<Page<DeadLetter>>('GET', `${path('sources', sourceId, 'dead-letters')}?runId=${runId}&limit=50`),
+    ]);
+    if (stopped) return;
+    if (!run.ok) {
+      line.textContent = problemText(run);
+      return;
+    }
+    const r = run.body;
+    const active = r.state === 'queued' || r.state === 'running';
+    redraw(
+      live,
+      facts([
+        ['Source', link(`#/dead-letters?source=${encodeURIComponent(sourceId)}&runId=${runId}`, sourceId)],
+        ['Mode', r.mode],
+        ['State', h('span', { 'data-field': 'state', class: `state state-${r.state}` }, r.state)],
+        ['Processed', h('span', { 'data-field': 'progress' }, progressText(r))],
+        ['Open dead letters', h('span', { 'data-field': 'deadLetters' }, String(r.openDeadLetters))],
+        ['Heartbeat', age(r.heartbeatAgeSeconds)],
+        ['Verdict', r.verdict],
+        ['Started', when(r.startedAt)],
+        ['Finished', when(r.finishedAt)],
+        ['Summary', r.summary],
+      ]),
+      active
+        ? h(
+            'button',
+            {
+              type: 'button',
+              'data-key': 'cancel',
+              onclick: async () => {
+                const answer = await call('POST', `${runPath}/cancel`);
+                line.textContent = answer.ok ? 'cancelling' : problemText(answer);
+              },
+            },
+            'Cancel run',
+          )
+        : '',
+      outcomeBlock(r),
+      r.partitions ? h('h2', {}, 'Partitions') : '',
+      r.partitions ? partitionTable(r.partitions) : '',
+    );
+    redraw(events, timeline(evs));
+    redraw(letters, dls.ok ? deadLetterTable(dls.body.items) : problemText(dls));
+    if (active) timer = setTimeout(() => void refresh(), POLL_MS);
+  };
+  void refresh();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
