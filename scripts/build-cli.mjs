@@ -3,7 +3,7 @@
 // of the time TypeScript-on-the-fly takes (tsx compiles every module at each start). Run by
 // `npm ci` / `npm install` through the `prepare` script; bin/harvester.mjs falls back to tsx
 // when the bundle is missing or older than any source file, so a stale bundle never runs.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 
 // esbuild is a dev dependency: an install without dev dependencies skips the bundle, and the
 // bin runs the sources through tsx instead (slower to start, same behaviour).
@@ -17,6 +17,10 @@ try {
 
 const root = new URL('..', import.meta.url);
 const { version } = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
+
+// Chunks are named by content hash: an earlier build's chunks would stay beside the new ones and
+// ship in the package, so the folder is emptied first.
+rmSync(new URL('dist/cli', root), { recursive: true, force: true });
 
 await build({
   absWorkingDir: root.pathname,
