@@ -32,7 +32,9 @@ export async function explainItem(
     deps.items.get(sourceId, entityId),
     deps.deadLetters.get(sourceId, deadLetterEntryId('item', entityId)),
   ]);
-  const failedPages = item ? [] : await openFailedPages(deps, sourceId);
+  const [failedPages, shortRun] = item
+    ? [[], null]
+    : await Promise.all([openFailedPages(deps, sourceId), lastShortRun(deps, sourceId)]);
   const lastListed = item ? await lastListedOf(deps, item) : null;
   const view = item ? toItemView(item) : null;
   const status = statusOf(item, deadLetter);
@@ -40,7 +42,7 @@ export async function explainItem(
     sourceId,
     entityId,
     status,
-    summary: summaryOf(status, view, deadLetter, failedPages, source.watermark),
+    summary: summaryOf(status, view, deadLetter, failedPages, source.watermark, shortRun),
     item: view,
     lastListed,
     tombstone:
@@ -51,6 +53,29 @@ export async function explainItem(
     discard: deadLetter?.discard && !isOpen(deadLetter) ? discardView(deadLetter.discard) : null,
     failedPages: failedPages.map(toDeadLetterView),
     watermark: source.watermark,
+    shortRun,
+  };
+}
+
+/** Recent runs searched for a short completeness check: a bounded read, newest first. */
+const RUNS_SEARCHED = 20;
+
+/**
+ * The newest ended full or reconciliation run among the source's last {@link RUNS_SEARCHED}
+ * whose completeness check found the store short, unless a later such run verified it.
+ */
+async function lastShortRun(deps: EngineDeps, sourceId: string): Promise<ItemExplanation['shortRun']> {
+  const { items } = await deps.runs.listBySource(sourceId, { limit: RUNS_SEARCHED });
+  const checked = items.find((run) => run.completeness !== undefined);
+  if (checked?.completeness?.verdict !== 'short') return null;
+  const { completeness } = checked;
+  return {
+    runId: checked.runId,
+    mode: checked.mode,
+    shortBy: completeness.shortBy,
+    reason: completeness.reason,
+    heldAt: completeness.heldAt ?? null,
+    finishedAt: iso(checked.finishedAt),
   };
 }
 
@@ -114,6 +139,7 @@ function summaryOf(
   deadLetter: DeadLetter | undefined,
   failedPages: DeadLetter[],
   watermark: string | null,
+  shortRun: ItemExplanation['shortRun'],
 ): string {
   const failure = deadLetter
     ? `dead-lettered with reason "${deadLetter.reason}" in run ${deadLetter.runId} (page ${deadLetter.page}, ${deadLetter.attempts} attempt${deadLetter.attempts === 1 ? '' : 's'}, last ${iso(deadLetter.lastFailedAt)})`
@@ -141,7 +167,10 @@ function summaryOf(
         failedPages.length > 0
           ? ` ${failedPages.length} page${failedPages.length === 1 ? '' : 's'} of this source failed and may have held it: see failedPages.`
           : '';
-      return `Never listed: no run stored it or filed it as a dead letter, so the source never served it in a listing this engine read (it may not exist, may be filtered out by the source's config, or was created after the last run).${since}${pages}`;
+      const short = shortRun
+        ? ` The last checked ${shortRun.mode} run ${shortRun.runId} ended short by ${shortRun.shortBy} (${shortRun.reason ?? 'reason unknown'}): it may be one of them.${shortRun.heldAt ? '' : ' A reconciliation run reads the whole source again.'}`
+        : '';
+      return `Never listed: no run stored it or filed it as a dead letter, so the source never served it in a listing this engine read (it may not exist, may be filtered out by the source's config, or was created after the last run).${since}${pages}${short}`;
     }
   }
 }

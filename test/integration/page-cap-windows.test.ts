@@ -4,6 +4,7 @@ const { engine } = useEngineWithFakes('page-cap-windows', {
 });
 
 import { afterAll, describe, expect, it } from 'vitest';
+import { explainItem } from '../../lib/api/item-explain.js';
 import { startRun } from '../../lib/engine/index.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import { partitionsOf } from '../../lib/run/partitions.js';
@@ -88,6 +89,17 @@ describe('an empty page inside a window of a page-numbered source that states no
         /; the watermark holds at \S+, where a listing was not proved whole/,
       );
       expect(done.completeness?.heldAt).toBeTruthy();
+      // Asked about a missing row, `items explain` names the short run and where it held.
+      const missing = await explainItem(engine.deps, sourceId, after.missing[0]!);
+      expect(missing.status).toBe('never_listed');
+      expect(missing.shortRun).toMatchObject({
+        runId: done.runId,
+        shortBy: after.missing.length,
+        heldAt: done.completeness?.heldAt,
+      });
+      expect(missing.summary).toContain(
+        `The last checked full run ${done.runId} ended short by ${after.missing.length}`,
+      );
 
       const next = await run(sourceId, 'incremental');
 
@@ -95,6 +107,10 @@ describe('an empty page inside a window of a page-numbered source that states no
       const recovered = await compareWithTruth(engine.deps, sourceId, fake, 'rest');
       expect(recovered.missing).toEqual([]);
       expect(recovered.stale).toEqual([]);
+      // A later checked run that verified the source clears the hint.
+      const whole = await run(sourceId, 'full');
+      expect(whole.completeness?.verdict).toBe('verified');
+      expect((await explainItem(engine.deps, sourceId, 'e-999999')).shortRun).toBeNull();
     },
     150_000,
   );

@@ -130,5 +130,21 @@ export const ItemExplanationSchema = z
         'Open page dead letters of the source: pages that may have held it (when it is not stored)',
     }),
     watermark: z.string().nullable().meta({ description: "The source's incremental watermark" }),
+    shortRun: z
+      .object({
+        runId: RunIdSchema,
+        mode: z.enum(RUN_MODES),
+        shortBy: z.number().int(),
+        reason: z.string().nullable(),
+        heldAt: z.string().nullable().meta({
+          description: 'Where that run held the watermark, so the next incremental reads on from there',
+        }),
+        finishedAt: IsoTimeSchema.nullable(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'When the entity is not stored: the newest of the source’s recent full and reconciliation runs whose completeness check found the store short of the source, so the entity may be one it missed',
+      }),
   })
   .meta({ id: 'ItemExplanation' });
