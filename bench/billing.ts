@@ -8,7 +8,7 @@ import { itemBytes, looksMarshalled } from './item-size.js';
  *   the stored item's size (at least 1); a transaction bills twice, per item;
  * - a read bills ceil(size / 4 KB) read units of the whole item (a projection does not shrink it),
  *   half for an eventually consistent read; BatchGetItem per item, Query and Scan on the sum of the
- *   items read; a key not found still bills the minimum;
+ *   items read (a count on the items it counted); a key not found still bills the minimum;
  * - SQS bills per 64 KB chunk of a request's payload (a batch of small messages is one chunk);
  *   EventBridge per entry.
  *
@@ -100,6 +100,12 @@ export class Billing {
         return this.batchGet(input, output);
       case 'DynamoDB.Query':
       case 'DynamoDB.Scan': {
+        // A count returns no item but bills every item it read, as a query returning them would:
+        // the items' sizes from the shadow (their mean, the count naming no key).
+        if (input.Select === 'COUNT') {
+          const scanned = Number(output?.ScannedCount ?? 0);
+          return readUnits(scanned * this.meanSize(table), input.ConsistentRead === true);
+        }
         const items = (output?.Items ?? []) as Item[];
         const bytes = items.reduce((sum, item) => sum + this.fullSize(this.keyOf(table, item), item), 0);
         return readUnits(bytes, input.ConsistentRead === true);
@@ -197,6 +203,18 @@ export class Billing {
       }
     }
     return units;
+  }
+
+  /** The mean size of the items of `table` the shadow knows (1 KB when it knows none). */
+  private meanSize(table: string): number {
+    let sum = 0;
+    let count = 0;
+    for (const [key, size] of this.sizes) {
+      if (!key.startsWith(`${table}|`)) continue;
+      sum += size;
+      count += 1;
+    }
+    return count === 0 ? WRITE_UNIT : sum / count;
   }
 
   /** The size of the whole item: what the shadow knows when a projection shortened the answer. */

@@ -131,7 +131,9 @@ export function costPerMillion(
   let scheduler = 0;
   let events = 0;
   for (const [op, units] of Object.entries(perPage.unitsByOperation)) {
-    const [service, command] = op.split('.') as [string, string];
+    const [service, qualified] = op.split('.') as [string, string];
+    // The counter qualifies some operations (`BatchGetItem(Items)`, `Query(COUNT)`): priced as the command.
+    const command = qualified.replace(/\(.*\)$/, '');
     if (service === 'DynamoDB') {
       // The counter's units are billed units already (transactions doubled, sizes rounded up).
       if (/^(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)/.test(command)) wru += units;

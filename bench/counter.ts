@@ -127,6 +127,9 @@ export class RequestCounter {
       Object.keys(input.RequestItems ?? {}).every((t) => t.endsWith('-items'))
     )
       op = `${op}(Items)`;
+    // A count (the completeness check at a full or reconciliation run's end, the dead-letter
+    // counts): priced like any query, by the size of what it read, however little it returns.
+    if (op === 'DynamoDB.Query' && input.Select === 'COUNT') op = 'DynamoDB.Query(COUNT)';
     if (op === 'SQS.ReceiveMessage') {
       const messages = (output?.Messages ?? []) as { Body?: string; ReceiptHandle?: string }[];
       if (messages.length === 0) op = 'SQS.ReceiveMessage(empty)';

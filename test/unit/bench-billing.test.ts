@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Billing, readUnits, sqsChunks, writeUnits } from '../../bench/billing.js';
+import { costPerMillion, type RequestsPerPage } from '../../bench/cost.js';
 import { itemBytes, numberBytes } from '../../bench/item-size.js';
 
 const TABLE = 'bench-x-items';
@@ -105,11 +106,57 @@ describe('billed units', () => {
     expect(transaction).toBe(2 * 1 + 2 * 5);
   });
 
+  it('bills a count by the items it counted, though it returns none', () => {
+    const billing = new Billing();
+    for (let i = 1; i <= 4; i++) {
+      billing.bill(
+        'DynamoDB.UpdateItem',
+        { TableName: TABLE, Key: { sourceId: 's', entityId: `e-${i}` }, ReturnValues: 'ALL_NEW' },
+        { Attributes: { sourceId: 's', entityId: `e-${i}`, body: 'x'.repeat(4_000) } },
+        undefined,
+      );
+    }
+    // 1,000 items of ~4 KB counted, eventually consistent: ~1,000 × 4 KB / 4 KB / 2.
+    const count = { TableName: TABLE, Select: 'COUNT' };
+    const units = billing.bill('DynamoDB.Query', count, { Count: 1_000, ScannedCount: 1_000 }, undefined);
+    expect(units).toBeGreaterThan(490);
+    expect(units).toBeLessThan(520);
+    expect(billing.bill('DynamoDB.Query', count, { Count: 0, ScannedCount: 0 }, undefined)).toBe(0.5);
+  });
+
   it('asks for the return values it needs only when the caller did not', () => {
     const billing = new Billing();
     expect(billing.prepare('DynamoDB.UpdateItem', { TableName: TABLE }).input.ReturnValues).toBe('ALL_NEW');
     const own = billing.prepare('DynamoDB.UpdateItem', { TableName: TABLE, ReturnValues: 'UPDATED_OLD' });
     expect(own.input.ReturnValues).toBe('UPDATED_OLD');
     expect(own.strip).toEqual([]);
+  });
+});
+
+describe('pricing the counted units', () => {
+  const perPage = (unitsByOperation: Record<string, number>): RequestsPerPage => ({
+    pages: 1,
+    entitiesPerPage: 100,
+    byOperation: {},
+    itemWrites: 0,
+    itemReads: 0,
+    controlPlane: 0,
+    controlPlaneEngineOnly: 0,
+    controlPlaneEventSourceMapping: 0,
+    total: 0,
+    unitsByOperation,
+    refusedByOperation: {},
+    excludedTotals: {},
+    note: '',
+  });
+
+  it('prices an operation the counter qualified (`BatchGetItem(Items)`, `Query(COUNT)`) as its command', () => {
+    // 10,000 pages a million entities; 8 RRU a page at $0.125 per million.
+    for (const op of ['DynamoDB.BatchGetItem(Items)', 'DynamoDB.Query(COUNT)', 'DynamoDB.GetItem']) {
+      expect(costPerMillion(perPage({ [op]: 8 }), 0, 0).byService.dynamodb).toBe(0.01);
+    }
+    expect(costPerMillion(perPage({ 'DynamoDB.UpdateItem(Items)': 1 }), 0, 0).byService.dynamodb).toBe(
+      0.0063,
+    );
   });
 });
