@@ -38,7 +38,10 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
       '--endpoint <url>',
       `admin API URL (env HARVESTER_API_URL, default ${DEFAULT_ENDPOINT}); https is signed with SigV4`,
     )
-    .option('--json', 'print machine-readable JSON')
+    .option(
+      '--json',
+      'print machine-readable JSON (--json=field,… selects fields of the answer, or of each item of a list)',
+    )
     .showHelpAfterError(!options.json)
     .configureOutput({
       writeOut: (s) => io.out.write(s),
@@ -105,9 +108,18 @@ export function problemOf(error: unknown): Record<string, unknown> {
  * are problem+json on stderr instead, with the same exit code. Bare `harvester` prints the help
  * and exits 0. A reader that closes the pipe early (`| head -1`) ends the command quietly.
  */
-export async function runCli(argv: readonly string[], io: Io = PROCESS_IO): Promise<number> {
+export async function runCli(given: readonly string[], baseIo: Io = PROCESS_IO): Promise<number> {
+  // `--json=a,b`: the JSON answer with only those fields (the `=` keeps it apart from an argument).
+  const selection = given.find((arg) => arg.startsWith('--json='));
+  const argv = given.map((arg) => (arg.startsWith('--json=') ? '--json' : arg));
+  const fields = selection
+    ?.slice('--json='.length)
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const io: Io = fields && fields.length > 0 ? { ...baseIo, jsonFields: fields } : baseIo;
   const json = argv.includes('--json');
-  if (io === PROCESS_IO) quietOnBrokenPipe(process.stdout);
+  if (baseIo === PROCESS_IO) quietOnBrokenPipe(process.stdout);
   const program = buildProgram(io, { json });
   if (isBare(argv)) {
     io.out.write(program.helpInformation());

@@ -3,6 +3,7 @@ import type { PartitionView, RunView } from '../api/schemas/runs.js';
 import { stringifyJson } from '../json/lossless.js';
 import { humanDuration } from '../run/duration.js';
 import { PARTITION_STATES } from '../run/model.js';
+import { CliUsageError } from './errors.js';
 
 /** Where the CLI writes: injectable so commands can be tested without a terminal. */
 export interface Io {
@@ -10,6 +11,8 @@ export interface Io {
   readonly err: NodeJS.WritableStream;
   /** Where questions are answered (`sources delete` asks on a terminal); none: nobody to ask. */
   readonly in?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** The fields `--json=a,b` selects: only these of the answer (of each item, for a list). */
+  readonly jsonFields?: readonly string[];
 }
 
 /** The process's own streams. */
@@ -30,9 +33,34 @@ export function quietOnBrokenPipe(stream: NodeJS.WritableStream): void {
   });
 }
 
-/** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout). */
+/** Pretty JSON, for `--json` (machine-readable: nothing else goes to stdout); `--json=a,b` selects fields. */
 export function printJson(io: Io, value: unknown): void {
-  io.out.write(`${stringifyJson(value, 2)}\n`);
+  const selected = io.jsonFields ? selectFields(value, io.jsonFields) : value;
+  io.out.write(`${stringifyJson(selected, 2)}\n`);
+}
+
+/**
+ * The fields of an answer that `--json=a,b` asks for, as gh's `--json` selects them: of each item
+ * of a list (its envelope — `nextCursor` and the like — kept whole), or of the answer itself. A
+ * field no item (or the answer) has is refused with the fields there are.
+ */
+export function selectFields(value: unknown, fields: readonly string[]): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  const items = record.items;
+  const rows = Array.isArray(items) ? (items as unknown[]) : null;
+  const targets = rows ?? [record];
+  const objects = targets.filter((t): t is Record<string, unknown> => typeof t === 'object' && t !== null);
+  const known = new Set(objects.flatMap((o) => Object.keys(o)));
+  const unknown = fields.filter((field) => !known.has(field));
+  if (objects.length > 0 && unknown.length > 0) {
+    throw new CliUsageError(
+      `unknown JSON field${unknown.length === 1 ? '' : 's'} ${unknown.map((f) => `\`${f}\``).join(', ')}; the answer has: ${[...known].sort().join(', ')}`,
+    );
+  }
+  const pick = (o: Record<string, unknown>) => Object.fromEntries(fields.map((f) => [f, o[f] ?? null]));
+  if (rows === null) return pick(record);
+  return { ...record, items: objects.map(pick) };
 }
 
 /** Plain lines. */

@@ -172,6 +172,10 @@ describe('harvester CLI', () => {
     const next = JSON.parse(
       (await cli('items', 'list', 'cli-src', '--limit', '3', '--cursor', page.nextCursor, '--json')).stdout,
     );
+    const selected = JSON.parse(
+      (await cli('items', 'list', 'cli-src', '--limit', '3', '--json=entityId,version')).stdout,
+    );
+    const misspelt = await cli('items', 'list', 'cli-src', '--limit', '3', '--json=entityid');
     const entityId = entities[0].entityId as string;
     const got = await cli('items', 'get', 'cli-src', entityId);
     const broken = JSON.parse((await cli('dlq', 'list', 'cli-src', '--run', runId, '--json')).stdout).items[0]
@@ -183,6 +187,16 @@ describe('harvester CLI', () => {
     expect(table.stdout).toContain('more: harvester');
     expect(entities).toHaveLength(3);
     expect(page.nextCursor).toEqual(expect.any(String));
+    // `--json=a,b`: those fields of each item, the envelope and its cursors whole.
+    expect(selected.items).toEqual(
+      entities.map((e: { entityId: string; version: string }) => ({
+        entityId: e.entityId,
+        version: e.version,
+      })),
+    );
+    expect(selected.nextCursor).toEqual(expect.any(String));
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain('unknown JSON field `entityid`; the answer has:');
     expect(next.items[0].entityId > entities[2].entityId).toBe(true);
     expect(entities[0].provenance.runId).toBe(runId);
     expect(got.stdout).toContain(`stored     `);
