@@ -30,6 +30,7 @@ export const TRAITS = [
   'chunked',
   'ignoreLimit',
   'bigTie',
+  'blankPage',
 ] as const;
 /** One of {@link TRAITS}. */
 export type Trait = (typeof TRAITS)[number];
@@ -44,6 +45,10 @@ const APPLIES: Partial<Record<Trait, readonly Shape[]>> = {
   // GitHub's `since` and GitLab's `updated_after` ("on or after") are inclusive; an API whose
   // filter is exclusive (Stripe's `created[gt]`) is read with rest-json, configured to say so.
   exclusiveSince: ['rest-page', 'rest-cursor', 'rest-stable-cursor'],
+  // Streams whose position is the run's own key. A stable cursor is the source's own keyset
+  // position: a token that passes rows the page did not hold says they are not the caller's to
+  // see (as post-limit filtering does), and no client can tell the two apart.
+  blankPage: ['github', 'gitlab', 'rest-page', 'rest-cursor'],
 };
 
 /** True when `trait` means something for `shape`. */
@@ -116,6 +121,8 @@ export function zooSource(
       growth: fc.integer({ min: 50, max: 600 }),
       padding: fc.integer({ min: 16 * 1_024, max: 256 * 1_024 }),
       overfill: fc.double({ min: 1.1, max: 4, noNaN: true }),
+      // Which entity's first listing page comes back empty once (a fraction of the source's size).
+      blankAt: fc.double({ min: 0, max: 1, noNaN: true }),
       // Half the sources one stream, half a full run split into windows read concurrently.
       partitions: fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 4 })),
       live: fc.record({
@@ -157,6 +164,7 @@ export function zooSource(
         hideLength: on('chunked'),
         // More rows than asked, within the records-per-page limit (four times the page size).
         ignoreLimit: on('ignoreLimit') ? Math.min(4 * pageSize, Math.ceil(pageSize * d.overfill)) : null,
+        blankOnce: on('blankPage') ? [1 + Math.floor(d.blankAt * (entities - 1))] : [],
       };
       return {
         seed: d.seed,
