@@ -1,8 +1,10 @@
+import { RELIABILITY } from '../../config/constants.js';
 import { METRIC } from '../../observability/metrics.js';
 import { MalformedMessageError, type PageMessage, parsePageMessage } from '../../queue/page-message.js';
 import type { SyncRun } from '../../run/model.js';
 import { partitionOf, readWindow } from '../../run/partitions.js';
 import { DuplicatePageError } from '../../store/errors.js';
+import { PAGES_FAILING } from '../chain/chain-guards.js';
 import { continueRun } from '../chain/continue.js';
 import { carriedPosition, resolvedPosition } from '../chain/positions.js';
 import { PageUndeliverableError, settleMalformed } from '../chain/undeliverable.js';
@@ -91,13 +93,27 @@ export async function drainDeadMessage(
     config?.success &&
     connector.manifestFor(config.data).cursorComputableWithoutResponse
   ) {
+    // Skipped pages in a row count toward the same limit as pages the worker failed for good.
+    const prior = run.checkpoint?.page === message.page - 1 ? run.checkpoint : null;
+    const failedInRow = (prior?.failedInRow ?? 0) + 1;
+    if (failedInRow >= RELIABILITY.pageFailuresInRow) {
+      await endRun(deps, run, {
+        epoch: run.epoch,
+        state: 'failed',
+        failure: {
+          reason: PAGES_FAILING,
+          message: `${failedInRow} pages in a row of the run failed for good (pages ${message.page - failedInRow + 1}–${message.page}, last: ${reason}); each is in the dead-letter queue`,
+        },
+      });
+      return { outcome: 'failed_run', entryId };
+    }
     const computed = connector.nextCursorWithoutResponse(
       config.data,
       await resolvedPosition(deps, message.cursor),
     );
     const cursor = await carriedPosition(deps, run.runId, undefined, message.page + 1, computed);
     const watermark = run.checkpoint?.watermark ?? null;
-    if (!(await commitDrained(deps, run, message.page, cursor, watermark, 1))) {
+    if (!(await commitDrained(deps, run, message.page, { cursor, watermark, failedInRow }, 1))) {
       return { outcome: 'stale', reason: 'page committed meanwhile' };
     }
     try {
@@ -135,7 +151,7 @@ async function drainRetrySlice(
   const slice = await listDeadLetterSlice(deps, run, message.cursor);
   const cursor = slice.cursor ?? null;
   const now = deps.clock.now();
-  if (!(await commitDrained(deps, run, message.page, cursor, null, slice.items.length))) {
+  if (!(await commitDrained(deps, run, message.page, { cursor, watermark: null }, slice.items.length))) {
     return { outcome: 'stale', reason: 'page committed meanwhile' };
   }
   // Recorded only once the commit won, as the retry page does: a losing copy must not re-open
@@ -175,8 +191,7 @@ async function commitDrained(
   deps: EngineDeps,
   run: SyncRun,
   page: number,
-  cursor: string | null,
-  watermark: string | null,
+  checkpoint: { cursor: string | null; watermark: string | null; failedInRow?: number },
   errors: number,
 ): Promise<boolean> {
   try {
@@ -184,7 +199,7 @@ async function commitDrained(
       ref: { runId: run.runId },
       epoch: run.epoch,
       page,
-      checkpoint: { cursor, watermark },
+      checkpoint,
       processed: 0,
       errors,
       now: deps.clock.now(),
