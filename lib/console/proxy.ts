@@ -1,8 +1,8 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { serveConsole } from './assets.js';
 import { consoleRefusal, ownHost } from './guard.js';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * `harvester console`: the console's page for a deployed stack, on 127.0.0.1, with `/api/*`
@@ -138,20 +138,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         answer(res, 502, error instanceof Error ? error.message : String(error));
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  let stopped: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop() {
-      stopped ??= new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
+  const listening = await listenOnLoopback(server, options.port);
+  port = listening.port;
+  return { url: listening.url, stop: listening.stop };
 }

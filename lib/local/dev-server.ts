@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { ApiDeps } from '../api/deps.js';
 import { PayloadTooLargeError } from '../api/errors.js';
@@ -9,6 +8,7 @@ import { handleApiRequest } from '../api/handler.js';
 import { MAX_BODY_BYTES } from '../api/request.js';
 import { errorResponse } from '../api/response.js';
 import { serveConsole } from '../console/assets.js';
+import { listenOnLoopback } from '../console/loopback.js';
 
 /**
  * The admin API on a local port: each HTTP request becomes the API Gateway v2 event the Lambda
@@ -152,21 +152,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         else res.destroy();
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  let stopped: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    stop() {
-      stopped ??= new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return stopped;
-    },
-  };
+  const listening = await listenOnLoopback(server, options.port);
+  port = listening.port;
+  return listening;
 }

@@ -1,11 +1,11 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { drainDeadMessage, processPage, startRun } from '../../lib/engine/index.js';
-import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
+import type { PageMessage } from '../../lib/queue/page-message.js';
 import { type FakeSource, fakeRestConfig } from '../../tools/fake-source/index.js';
 import { putSource, useEngineWithFakes } from '../support/harness.js';
+import { takePageMessages } from '../support/page-messages.js';
 
 /*
  * Pages the page queue gave up on (a worker that fails on every delivery of them: SQS moves each
@@ -21,15 +21,7 @@ beforeAll(async () => {
 });
 
 async function takeMessages(runId: string): Promise<PageMessage[]> {
-  const { sqs } = engine.aws.clients;
-  const queueUrl = engine.aws.resources.pageQueueUrl;
-  const { Messages = [] } = await sqs.send(
-    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
-  );
-  for (const m of Messages) {
-    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-  }
-  return Messages.map((m) => parsePageMessage(m.Body!)).filter((m) => m.runId === runId);
+  return (await takePageMessages(engine.aws)).filter((m) => m.runId === runId);
 }
 
 /** The engine with a worker bug on the given pages of `runId`, after their items were loaded. */

@@ -1,13 +1,12 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RELIABILITY } from '../../lib/config/constants.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
 import { drainDeadMessage, processPage, startRun } from '../../lib/engine/index.js';
 import { DEAD_LETTER_RETRY_PAGE_SIZE } from '../../lib/engine/work/dead-letter-retry.js';
-import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { takePageMessages } from '../support/page-messages.js';
 
 /*
  * Retry-failed keeps the original scope (issue 10): a page that failed in an incremental run is
@@ -23,17 +22,7 @@ beforeAll(async () => {
 });
 
 /** Receives and deletes every page message now visible in the queue. */
-async function takeMessages(): Promise<PageMessage[]> {
-  const { sqs } = engine.aws.clients;
-  const queueUrl = engine.aws.resources.pageQueueUrl;
-  const { Messages = [] } = await sqs.send(
-    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
-  );
-  for (const m of Messages) {
-    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-  }
-  return Messages.map((m) => parsePageMessage(m.Body!));
-}
+const takeMessages = () => takePageMessages(engine.aws);
 
 /** Runs `mode` on `sourceId` (or carries on with run `runId`) to its end, delivering its page messages by hand. */
 async function runToEnd(sourceId: string, mode: RunMode, runId?: string): Promise<SyncRun> {

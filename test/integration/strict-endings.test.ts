@@ -1,13 +1,12 @@
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { BuildMiddleware } from '@smithy/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EngineDeps, processPage, startRun } from '../../lib/engine/index.js';
 import { METRIC, type MetricName } from '../../lib/observability/metrics.js';
-import { type PageMessage, parsePageMessage } from '../../lib/queue/page-message.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { RequestRefusedError } from '../../lib/store/errors.js';
 import type { FakeSource } from '../../tools/fake-source/index.js';
 import { fakeRestConfig, putSource, useEngineWithFakes } from '../support/harness.js';
+import { takePageMessages } from '../support/page-messages.js';
 
 /*
  * Runs of one chain end with DynamoDB's rules enforced (issue #31): the ending transaction of a
@@ -53,17 +52,7 @@ async function syncedSource(sourceId: string): Promise<string> {
 }
 
 /** Receives and deletes every page message now visible in the queue. */
-async function takeMessages(): Promise<PageMessage[]> {
-  const { sqs } = engine.aws.clients;
-  const queueUrl = engine.aws.resources.pageQueueUrl;
-  const { Messages = [] } = await sqs.send(
-    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
-  );
-  for (const m of Messages) {
-    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-  }
-  return Messages.map((m) => parsePageMessage(m.Body!));
-}
+const takeMessages = () => takePageMessages(engine.aws);
 
 /** Runs `mode` to its end, delivering its page messages by hand; a page that throws fails the test. */
 async function runToEnd(sourceId: string, mode: RunMode): Promise<SyncRun> {
