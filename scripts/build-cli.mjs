@@ -52,13 +52,5 @@ renameSync(next, new URL('dist/cli', root));
 // The web console's page script and stylesheet (lib/console/web/), served from memory by
 // `harvester local` and `harvester console`; lib/console/assets.ts bundles the same way on the
 // fly when these are missing or older than the sources.
-await build({
-  absWorkingDir: root.pathname,
-  entryPoints: { console: 'lib/console/web/main.ts' },
-  outdir: 'dist/console',
-  bundle: true,
-  minify: true,
-  format: 'iife',
-  target: 'es2022',
-  logLevel: 'warning',
-});
+const consoleBundle = JSON.parse(readFileSync(new URL('lib/console/bundle.json', root), 'utf8'));
+await build({ ...consoleBundle, absWorkingDir: root.pathname });

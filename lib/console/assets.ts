@@ -2,6 +2,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
+// The same options `npm ci` bundles the page with (scripts/build-cli.mjs).
+import BUNDLE from './bundle.json' with { type: 'json' };
 
 /**
  * The console's page: one HTML document, one script and one stylesheet, all served by the
@@ -38,17 +41,7 @@ function prebuilt(): ConsoleAssets | undefined {
 /** Bundles the web sources in memory (esbuild is a dev dependency: a checkout has it). */
 async function bundle(): Promise<ConsoleAssets> {
   const { build } = await import('esbuild');
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: { console: 'lib/console/web/main.ts' },
-    outdir: 'dist/console',
-    bundle: true,
-    minify: true,
-    format: 'iife',
-    target: 'es2022',
-    write: false,
-    logLevel: 'warning',
-  });
+  const result = await build({ ...(BUNDLE as BuildOptions), absWorkingDir: ROOT, write: false });
   const text = (ext: string) => result.outputFiles.find((file) => file.path.endsWith(ext))?.text ?? '';
   return { js: text('.js'), css: text('.css') };
 }
