@@ -76,6 +76,11 @@ export function runWidgets(): cw.IWidget[] {
       width: 8,
       left: [emfSeries(METRIC.requestsRefused)],
     }),
+    new cw.GraphWidget({
+      title: 'Run events not written, by type (the runs went on)',
+      width: 8,
+      left: [emfSeries(METRIC.runEventsLost)],
+    }),
     new cw.GraphWidget({ title: 'Dead letters by kind', width: 8, left: [emfSeries(METRIC.deadLetters)] }),
     new cw.GraphWidget({
       title: 'Dropped messages by reason',

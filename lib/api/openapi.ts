@@ -11,14 +11,14 @@ import { CONNECTORS } from '../connectors/registry.js';
 import { ProblemSchema } from './problems.js';
 import type { Route } from './route.js';
 import { connectorConfigId } from './schemas/sources.js';
+import { API_VERSION } from './version.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table: the same zod schemas validate the
  * requests and describe them here, so the document cannot disagree with the API.
  */
 
-/** Version of the admin API contract, in the document's `info.version`. */
-export const API_VERSION = '1.0.0';
+export { API_VERSION };
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: `errors` names each field that failed, by dot path',

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { API_VERSION } from '../api/version.js';
 import { ApiProblemError, ApiUnreachableError, createApiClient, DEFAULT_ENDPOINT } from './client.js';
 import { registerConnectorCommands } from './commands/connectors.js';
 import { registerConsoleCommand } from './commands/console.js';
@@ -33,7 +34,11 @@ export function buildProgram(io: Io = PROCESS_IO, options: { json?: boolean } = 
   const program = new Command()
     .name('harvester')
     .description('Harvester admin CLI: sources, runs, dead letters, items; and a local stack')
-    .version(CLI_VERSION, '-V, --version', 'print the version')
+    .version(
+      `${CLI_VERSION} (admin API ${API_VERSION})`,
+      '-V, --version',
+      'print the version, and the admin API version it speaks',
+    )
     .option(
       '--endpoint <url>',
       `admin API URL (env HARVESTER_API_URL, default ${DEFAULT_ENDPOINT}); https is signed with SigV4`,

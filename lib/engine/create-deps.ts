@@ -18,6 +18,7 @@ import { ItemStore } from '../store/items.js';
 import { RunLifecycle } from '../store/lifecycle.js';
 import { PositionStore } from '../store/positions.js';
 import { RateBudgetStore } from '../store/rate-budgets.js';
+import { RunEventLog } from '../store/run-event-log.js';
 import { SecretBindingStore } from '../store/secret-bindings.js';
 import { SeenIndex } from '../store/seen-index.js';
 import { SeenPageStore } from '../store/seen-pages.js';
@@ -87,6 +88,7 @@ export function createEngineDeps(options: EngineOptions): EngineDeps {
     seen: { pages: seenPages, index: new SeenIndex(clients.doc, config.names.syncRunsTable, seenPages) },
     sources,
     lifecycle: new RunLifecycle(clients.doc, runs, sources, deadLetters),
+    story: new RunEventLog(clients.doc, config.names.syncRunsTable),
     deadLetters,
     items: new ItemStore(clients.doc, config.names.itemsTable, () => clock.now()),
     itemCounts: new ItemCounts(clients.doc, config.names.itemsTable),

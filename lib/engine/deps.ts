@@ -12,6 +12,7 @@ import type { ItemStore } from '../store/items.js';
 import type { RunLifecycle } from '../store/lifecycle.js';
 import type { PositionStore } from '../store/positions.js';
 import type { RateBudgetStore } from '../store/rate-budgets.js';
+import type { RunEventLog } from '../store/run-event-log.js';
 import type { SecretBindingStore } from '../store/secret-bindings.js';
 import type { SeenIndex } from '../store/seen-index.js';
 import type { SeenPageStore } from '../store/seen-pages.js';
@@ -60,6 +61,8 @@ export interface EngineDeps {
   readonly seen: { readonly pages: SeenPageStore; readonly index: SeenIndex };
   readonly sources: SourceStore;
   readonly lifecycle: RunLifecycle;
+  /** Each run's story: the append-only record of its transitions (lib/engine/run/story.ts). */
+  readonly story: RunEventLog;
   readonly deadLetters: DeadLetterStore;
   readonly items: ItemStore;
   /** Counts of a source's stored items (a run's completeness check). */

@@ -27,6 +27,7 @@ export { type ReapOutcome, type ReapReport, reap } from './reaper/reaper.js';
 export { RUN_EVENT_TYPES, runEventDetail } from './run/events.js';
 export { type ScheduledStartOutcome, startScheduledRun } from './run/scheduled-start.js';
 export { type StartRunInput, startRun } from './run/start-run.js';
+export { tell, tellEnded } from './run/story.js';
 export { connectorSecrets, sourceSecretOrigins } from './sources/bound-secrets.js';
 export { RateBudgetWaitError, spendingFetch } from './sources/rate-budget.js';
 export { createSecretResolver, SECRET_CACHE_TTL_MS } from './sources/secrets.js';

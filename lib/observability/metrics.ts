@@ -30,6 +30,8 @@ export const METRIC = {
   tombstoned: 'Tombstoned',
   /** DynamoDB requests refused for their shape (a code defect): each failed its page. */
   requestsRefused: 'RequestsRefused',
+  /** Run events the store could not write (the run goes on; its story misses them), by event type. */
+  runEventsLost: 'RunEventsLost',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
@@ -67,6 +69,7 @@ export const METRIC_CATALOG = {
   [METRIC.budgetRejected]: { unit: 'Count', dimensions: [] },
   [METRIC.tombstoned]: { unit: 'Count', dimensions: [] },
   [METRIC.requestsRefused]: { unit: 'Count', dimensions: [] },
+  [METRIC.runEventsLost]: { unit: 'Count', dimensions: ['EventType'] },
 } as const satisfies Record<MetricName, MetricSpec>;
 
 type Catalog = typeof METRIC_CATALOG;

@@ -56,6 +56,16 @@ export async function deleteAllQueried(
     const key = keyOf(item);
     return Array.isArray(key) ? key : [key];
   });
+  await deleteKeys(doc, input.TableName!, keys);
+  return items.length;
+}
+
+/** Deletes items by key, 25 keys per BatchWriteItem (retrying unprocessed keys). */
+export async function deleteKeys(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly Record<string, unknown>[],
+): Promise<void> {
   for (let i = 0; i < keys.length; i += 25) {
     let requests: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = keys
       .slice(i, i + 25)
@@ -64,12 +74,11 @@ export async function deleteAllQueried(
       if (attempt > 0)
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
       const { UnprocessedItems } = await doc.send(
-        new BatchWriteCommand({ RequestItems: { [input.TableName!]: requests } }),
+        new BatchWriteCommand({ RequestItems: { [tableName]: requests } }),
       );
-      requests = UnprocessedItems?.[input.TableName!] as typeof requests;
+      requests = UnprocessedItems?.[tableName] as typeof requests;
     }
   }
-  return items.length;
 }
 
 /** Runs a query to the end, following LastEvaluatedKey, and returns every item. */

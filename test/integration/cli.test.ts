@@ -1,11 +1,12 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION } from '../../lib/api/version.js';
 import { type LocalStack, startLocalStack } from '../../lib/local/local-stack.js';
 import { type FakeSource, startFakeSource } from '../../tools/fake-source/index.js';
 import { testEndpoint } from '../support/aws.js';
@@ -238,10 +239,24 @@ describe('harvester CLI', () => {
     expect(JSON.parse(unreachable.stderr)).toMatchObject({ title: 'API unreachable' });
   });
 
-  it('--version prints the package version', async () => {
+  it('--version prints the package version and the admin API version it speaks', async () => {
     const res = await cli('--version');
     expect(res.code).toBe(0);
-    expect(res.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(res.stdout.trim()).toBe(`${version} (admin API ${API_VERSION})`);
+  });
+
+  it('runs events tells the run’s story in words; --json prints the whole envelope', async () => {
+    const res = await cli('runs', 'events', 'cli-src', runId);
+    expect(res.code).toBe(0);
+    expect(res.stdout.split('\n')[0]).toMatch(/^SEQ\s+AT\s+EPOCH\s+EVENT\s+WHAT/);
+    expect(res.stdout).toMatch(/1\s+\S+\s+1\s+started\s+full run started \(cli; fresh_start\)/);
+    expect(res.stdout).toContain(
+      `succeeded: ${ENTITIES - BROKEN}/${ENTITIES} processed, ${BROKEN} dead letters filed`,
+    );
+    const json = JSON.parse((await cli('runs', 'events', 'cli-src', runId, '--json')).stdout);
+    expect(json).toMatchObject({ nextCursor: null, dropped: 0 });
+    expect(json.items.at(-1)).toMatchObject({ type: 'ended', detail: { state: 'succeeded' } });
   });
 
   it('--schedule without a mode is refused, naming the fix', async () => {

@@ -1,4 +1,4 @@
-import { startRun } from '../../engine/index.js';
+import { startRun, tell, tellEnded } from '../../engine/index.js';
 import type { SyncRun } from '../../run/model.js';
 import { RunNotFoundError } from '../../store/errors.js';
 import type { ApiDeps } from '../deps.js';
@@ -8,6 +8,8 @@ import {
   EmptyBodySchema,
   ListAllRunsQuerySchema,
   ListRunsQuerySchema,
+  RunEventPageSchema,
+  RunEventsQuerySchema,
   RunPageSchema,
   RunPathSchema,
   RunViewSchema,
@@ -113,6 +115,29 @@ export const runRoutes: Route[] = [
     },
   }),
   defineRoute({
+    method: 'GET',
+    path: '/sources/{sourceId}/runs/{runId}/events',
+    operationId: 'listRunEvents',
+    summary: "A run's story: its transitions, oldest first",
+    description:
+      'What happened to the run, as it happened: `started`, `pages` (every 10th page of each chain), `deferred`, `waiting`, `resumed` (with the verdict and the new epoch), `partition_planned`, `partition_ended`, `cancelled`, `ended` (with the outcome fixed at its end). Each event carries its place (`seq`), time, epoch and a typed `detail`. A story keeps at most 500 events (the last place is kept for `ended`; the ones that found no room are counted in `dropped`) and is kept as long as the run. A run that started before stories were kept has none: an empty page. 404 when the source has no such run.',
+    tag: 'runs',
+    params: SourceRunPathSchema,
+    query: RunEventsQuerySchema,
+    responses: { 200: { description: 'A page of the run’s events', schema: RunEventPageSchema } },
+    problems: [404],
+    async handle({ params, query, deps }) {
+      await requireRunOf(deps, params.sourceId, params.runId);
+      let dropped = 0;
+      const page = await listPage(deps.cursors, `events:${params.runId}`, query.cursor, async (cursor) => {
+        const story = await deps.story.list(params.runId, { limit: query.limit, cursor });
+        dropped = story.dropped;
+        return story;
+      });
+      return { status: 200, body: { ...page, dropped } };
+    },
+  }),
+  defineRoute({
     method: 'POST',
     path: '/sources/{sourceId}/runs/{runId}/cancel',
     operationId: 'cancelSourceRun',
@@ -123,9 +148,9 @@ export const runRoutes: Route[] = [
     body: EmptyBodySchema,
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, deps }) {
+    async handle({ params, deps, request }) {
       await requireRunOf(deps, params.sourceId, params.runId);
-      return { status: 200, body: await cancelRun(deps, params.runId) };
+      return { status: 200, body: await cancelRun(deps, params.runId, request.caller) };
     },
   }),
   defineRoute({
@@ -153,8 +178,8 @@ export const runRoutes: Route[] = [
     body: EmptyBodySchema,
     responses: { 200: { description: 'Cancelled', schema: RunViewSchema } },
     problems: [404, 409],
-    async handle({ params, deps }) {
-      return { status: 200, body: await cancelRun(deps, params.runId) };
+    async handle({ params, deps, request }) {
+      return { status: 200, body: await cancelRun(deps, params.runId, request.caller) };
     },
   }),
 ];
@@ -170,8 +195,15 @@ async function requireRunOf(deps: ApiDeps, sourceId: string, runId: string): Pro
   return run;
 }
 
-async function cancelRun(deps: ApiDeps, runId: string) {
+async function cancelRun(deps: ApiDeps, runId: string, caller: string | undefined) {
   const run = await deps.lifecycle.cancel(runId, deps.clock.now());
+  await tell(deps, run, {
+    type: 'cancelled',
+    epoch: run.epoch,
+    at: run.finishedAt ?? deps.clock.now(),
+    detail: { by: caller ?? null },
+  });
+  await tellEnded(deps, run);
   await deleteDeferrals(deps, runId);
   return runView(deps, run);
 }

@@ -181,6 +181,8 @@ export const sourceRoutes: Route[] = [
         throw error;
       }
       const schedules = await deps.schedules.remove(params.sourceId);
+      // The stories first: they are found through the runs.
+      await deps.story.deleteAllOf(params.sourceId);
       const runs = await deps.runs.deleteAllOf(params.sourceId);
       const deadLetters = await deps.deadLetters.deleteAllOf(params.sourceId);
       return {

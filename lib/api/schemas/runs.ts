@@ -3,6 +3,7 @@ import { ERROR_CLASSES } from '../../retry/errors.js';
 import { CompletenessSchema } from '../../run/completeness.js';
 import { PARTITION_STATES, RESUME_VERDICTS, RUN_MODES, RUN_STATES } from '../../run/model.js';
 import { MAX_PARTITIONS_LIMIT } from '../../run/partitions.js';
+import { MAX_RUN_EVENTS, RunEventSchema } from '../../run/run-events.js';
 import {
   IsoTimeSchema,
   PageQuerySchema,
@@ -202,6 +203,30 @@ export type RunView = z.infer<typeof RunViewSchema>;
 
 /** A page of runs, newest first. */
 export const RunPageSchema = pageSchema(RunViewSchema, 'RunPage');
+/** Query of `GET /sources/{sourceId}/runs/{runId}/events`: a page of the run's story. */
+export const RunEventsQuerySchema = z.strictObject({
+  ...pageQueryShape,
+  limit: pageQueryShape.limit.default(100).meta({ description: 'Events per page, 1–100. Default 100.' }),
+});
+
+/** A page of a run's story, oldest first. */
+export const RunEventPageSchema = z
+  .object({
+    items: z.array(RunEventSchema),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null at the end' }),
+    dropped: z
+      .number()
+      .int()
+      .min(0)
+      .meta({
+        description: `Events the run could not keep: its story holds at most ${MAX_RUN_EVENTS}, the last place kept for \`ended\``,
+      }),
+  })
+  .meta({ id: 'RunEventPage' });
+
 /** Query of `GET /sources/{sourceId}/runs`. */
 export const ListRunsQuerySchema = PageQuerySchema;
 /** Query of `GET /runs`: every source's runs, optionally in one state. */

@@ -9,6 +9,7 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { examples } from '../help.js';
 import { type Io, printJson, printLines, printTable, RUN_ROW_HEADERS, runLines, runRow } from '../output.js';
 import { outcomeOf, runPath, watchRun } from '../watch.js';
+import { registerRunEventsCommand } from './run-events.js';
 
 /** Poll period of `--watch`, overridable for tests and slow links. */
 function watchInterval(): number {
@@ -95,7 +96,7 @@ function listArgs(
   return `runs list${sourceId ? ` ${sourceId}` : ''}${state} --limit ${opts.limit} --cursor ${cursor}`;
 }
 
-/** `harvester runs start|get|list|cancel|watch`. */
+/** `harvester runs start|get|list|cancel|events|watch`. */
 export function registerRunCommands(program: Command, io: Io): void {
   const runs = program
     .command('runs')
@@ -205,6 +206,8 @@ export function registerRunCommands(program: Command, io: Io): void {
       if (ctx.json) return printJson(io, run);
       printLines(io, [`cancelled run ${run.runId}: ${run.summary}`]);
     });
+
+  registerRunEventsCommand(runs, io);
 
   runs
     .command('watch <sourceId> <runId>')

@@ -6,6 +6,7 @@ import { partitionOf, readWindow } from '../../run/partitions.js';
 import { lastProgressAt } from '../../run/silence.js';
 import type { EngineDeps } from '../deps.js';
 import { endRun } from '../run/finish.js';
+import { tell } from '../run/story.js';
 import { reservedSlot } from '../sources/rate-budget.js';
 import type { StepContext, StepResult } from '../step/context.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
@@ -42,6 +43,17 @@ export async function deferPage(
   const via = await deliverOrFail(deps, deferred, () => deps.queue.sendAt(deferred, untilMs, now));
   await deps.chains.confirmSent(chain, run.epoch, message.page, deps.clock.now());
   deps.metrics.count(METRIC.deferrals);
+  await tell(deps, run, {
+    type: 'deferred',
+    epoch: run.epoch,
+    at: now,
+    detail: {
+      partition: message.partition ?? null,
+      page: message.page,
+      until: new Date(untilMs).toISOString(),
+      reason: reason.slice(0, 300),
+    },
+  });
   context.log.info('page deferred', {
     until: new Date(untilMs).toISOString(),
     reason,

@@ -6,6 +6,7 @@ import type { ChainCommit, ChainEnding } from '../../store/chains.js';
 import { DuplicatePageError, RunStateError } from '../../store/errors.js';
 import type { EngineDeps } from '../deps.js';
 import { finishSucceeded } from '../run/finish.js';
+import { tell, tellPages } from '../run/story.js';
 import { startingWatermark } from '../run/watermark.js';
 import { droppedAsDuplicate, type StepContext, type StepResult } from '../step/context.js';
 import { handOver, pageMessage, sendPage } from './handoff.js';
@@ -58,6 +59,22 @@ export async function commitPartitionPage(
     throw error;
   }
   deps.metrics.count(METRIC.pagesCommitted);
+  await tellPages(deps, run, {
+    partition: partition.index,
+    page: message.page,
+    processed: partition.processed + page.processed,
+  });
+  if (ending)
+    await tell(deps, run, {
+      type: 'partition_ended',
+      epoch: run.epoch,
+      at: commit.now,
+      detail: {
+        partition: partition.index,
+        pages: partition.pages + 1,
+        state: ending === 'idle' ? 'idle' : 'done',
+      },
+    });
   await context.checkpointHook('afterCommit');
   if (page.cursor !== null) {
     await handOver(deps, pageMessage(run, message.page + 1, page.cursor, { partition: partition.index }));

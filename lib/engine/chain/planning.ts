@@ -1,6 +1,7 @@
 import { METRIC } from '../../observability/metrics.js';
 import { partitionBound, windowsOf } from '../../run/partitions.js';
 import { DuplicatePageError } from '../../store/errors.js';
+import { tell } from '../run/story.js';
 import { effectiveSince } from '../run/watermark.js';
 import { connectorContext } from '../sources/connector-context.js';
 import { concurrentRequestsPerCredential } from '../sources/rate-budget.js';
@@ -85,6 +86,12 @@ export async function planPartitions(context: StepContext): Promise<StepResult> 
     }
     throw error;
   }
+  await tell(deps, run, {
+    type: 'partition_planned',
+    epoch: run.epoch,
+    at: now,
+    detail: { partitions: windows.length, total: plan.total },
+  });
   log.info('run split into partitions', {
     partitions: windows.length,
     total: plan.total,

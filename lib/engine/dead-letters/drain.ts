@@ -10,6 +10,7 @@ import { carriedPosition, resolvedPosition } from '../chain/positions.js';
 import { PageUndeliverableError, settleMalformed } from '../chain/undeliverable.js';
 import type { EngineDeps } from '../deps.js';
 import { endRun } from '../run/finish.js';
+import { tellPages } from '../run/story.js';
 import { dropReason } from '../step/message-check.js';
 import { pageRef, pageScope } from '../step/page-scope.js';
 import { runConnector } from '../step/page-step.js';
@@ -204,9 +205,10 @@ async function commitDrained(
       errors,
       now: deps.clock.now(),
     });
-    return true;
   } catch (error) {
     if (error instanceof DuplicatePageError) return false;
     throw error;
   }
+  await tellPages(deps, run, { partition: undefined, page, processed: run.progress.processed });
+  return true;
 }

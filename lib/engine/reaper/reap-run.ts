@@ -12,6 +12,7 @@ import { PageUndeliverableError } from '../chain/undeliverable.js';
 import type { EngineDeps } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, finishSucceeded } from '../run/finish.js';
 import { rearm, resumeChains } from '../run/restart.js';
+import { tell } from '../run/story.js';
 import { adoptedParams, failCrashLoop, restartStale, sourceNow } from './reaper-shared.js';
 
 /** What the reaper did with one run. */
@@ -63,8 +64,10 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
   }
   // A successor handed over without a confirmed send is most likely waiting in the queue (a
   // commit's successor is never confirmed): it is sent once more and the run is still waiting.
-  if (resent?.reason === 'send_unconfirmed')
+  if (resent?.reason === 'send_unconfirmed') {
+    await tellWaiting(deps, run, resent.since, true, now);
     return { kind: 'acted', verdict: resent.reason, action: 'resend', waitingSince: resent.since };
+  }
   if (resent) return { kind: 'acted', verdict: resent.reason, action: 'resend' };
   const waitingSince = [
     ...judged.flatMap(({ silence }) => (silence.kind === 'waiting' ? [silence.since] : [])),
@@ -77,6 +80,7 @@ export async function reapRun(deps: EngineDeps, run: SyncRun, now: number): Prom
     chains: waitingSince.length,
     waitingSince: new Date(since).toISOString(),
   });
+  await tellWaiting(deps, run, since, false, now);
   return { kind: 'waiting', since };
 }
 
@@ -161,4 +165,14 @@ async function decide(
   }
   deps.metrics.count(METRIC.runsResumed, 1, { name: 'Verdict', value: decision.verdict });
   return { kind: 'acted', verdict: decision.verdict, action: decision.action };
+}
+
+/** Tells that the run waits in the queue (once per wait: the same wait told again is a duplicate). */
+function tellWaiting(deps: EngineDeps, run: SyncRun, since: number, resent: boolean, now: number) {
+  return tell(deps, run, {
+    type: 'waiting',
+    epoch: run.epoch,
+    at: now,
+    detail: { since: new Date(since).toISOString(), resent },
+  });
 }

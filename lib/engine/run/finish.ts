@@ -4,6 +4,7 @@ import { RETRY_FIXED_NOTHING, type ResumeRecord, type RunFailure, type SyncRun }
 import { heldWatermark, partitionsOf } from '../../run/partitions.js';
 import type { SourceWatermark } from '../../store/sources.js';
 import type { EngineDeps } from '../deps.js';
+import { tellEnded } from './story.js';
 import { finalWatermark } from './watermark.js';
 
 /** How the engine ends a run. */
@@ -113,6 +114,8 @@ async function checkCompleteness(
  * mark. A failed publish is logged and the mark stays, so the reaper tries again.
  */
 export async function publishOutcome(deps: EngineDeps, ended: SyncRun): Promise<boolean> {
+  // Told here, before the publish, so the reaper's second try for a worker that died tells it too.
+  await tellEnded(deps, ended);
   try {
     await deps.events.publishOutcome(ended);
   } catch (error) {

@@ -3,6 +3,7 @@ import type { ResumeVerdict, SyncRun } from '../../run/model.js';
 import { partitionCount } from '../../run/partitions.js';
 import { pageMessage, sendPage } from '../chain/handoff.js';
 import type { EngineDeps } from '../deps.js';
+import { tell } from './story.js';
 
 /**
  * Restarts a run from scratch under a new epoch and enqueues its page 1 (a partitioned run forgets
@@ -30,6 +31,12 @@ export async function rearm(
     countRestart: decision.countRestart,
     ...(decision.params ? { params: decision.params } : {}),
     now,
+  });
+  await tell(deps, run, {
+    type: 'resumed',
+    epoch,
+    at: now,
+    detail: { verdict: decision.verdict, from: 'scratch', previousEpoch: run.epoch },
   });
   await sendPage(deps, pageMessage(run, 1, null, { epoch }));
   deps.logger.info('run re-armed', {
@@ -59,6 +66,12 @@ export async function resumeChains(deps: EngineDeps, run: SyncRun): Promise<numb
     rearm: chains.map((c) => ({ partition: c.partition, page: c.state === 'running' ? c.nextPage : null })),
     countRestart: true,
     now,
+  });
+  await tell(deps, run, {
+    type: 'resumed',
+    epoch,
+    at: now,
+    detail: { verdict: 'resumed', from: 'checkpoint', previousEpoch: run.epoch },
   });
   for (const chain of chains.filter((c) => c.state === 'running')) {
     await sendPage(

@@ -24,6 +24,7 @@ import { planPartitions, wantsPartitions } from '../chain/planning.js';
 import { PageUndeliverableError, UNDELIVERABLE } from '../chain/undeliverable.js';
 import { type EngineDeps, SimulatedCrashError } from '../deps.js';
 import { CHAINS_INLINE, endInlineRun, endRun, failOverBudget } from '../run/finish.js';
+import { tell } from '../run/story.js';
 import { retryDeadLetterPage } from '../work/dead-letter-retry.js';
 import { fetchAndLoad } from '../work/page-work.js';
 import { isTombstoneSlice } from '../work/tombstone-cursor.js';
@@ -214,7 +215,14 @@ async function startOnce(deps: EngineDeps, run: SyncRun): Promise<void> {
   } catch (error) {
     if (!(error instanceof RunStateError)) throw error;
     // Someone else started it at this epoch; the page's own conditions arbitrate from here.
+    return;
   }
+  await tell(deps, run, {
+    type: 'started',
+    epoch: run.epoch,
+    at: deps.clock.now(),
+    detail: { mode: run.mode, trigger: run.trigger, verdict: run.resume.reason },
+  });
 }
 
 /** Checks made before any fetch: the freshness budget on wake-up, the page budget. */

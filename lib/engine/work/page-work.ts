@@ -19,6 +19,7 @@ import {
   resolvedPosition,
 } from '../chain/positions.js';
 import { endRun } from '../run/finish.js';
+import { tellPages } from '../run/story.js';
 import { effectiveSince, pageWatermark, recordsAhead, startingWatermark } from '../run/watermark.js';
 import { connectorContext } from '../sources/connector-context.js';
 import { newRequestTrail, type RequestTrail, stepProvenance } from '../sources/request-trail.js';
@@ -338,6 +339,11 @@ export async function commitAndContinue(
     throw error;
   }
   deps.metrics.count(METRIC.pagesCommitted);
+  await tellPages(deps, run, {
+    partition: undefined,
+    page: message.page,
+    processed: run.progress.processed + page.processed,
+  });
   await onCommitted?.();
   await context.checkpointHook('afterCommit');
   // The watermark just committed with the page: no need to read the run back.
