@@ -11,11 +11,31 @@ const POLL_MS = 2_000;
 
 /** A run event as `GET /sources/{id}/runs/{runId}/events` lists it (the fields shown). */
 interface RunEvent {
+  readonly seq: number;
   readonly at: string;
-  readonly type?: string;
-  readonly kind?: string;
-  readonly detail?: unknown;
-  readonly [field: string]: unknown;
+  readonly type: string;
+  readonly epoch: number;
+  readonly detail: unknown;
+}
+
+/** A run's whole story (at most 500 events: five pages), or the answer that stopped its reading. */
+type Story =
+  | { readonly ok: true; readonly events: RunEvent[]; readonly dropped: number }
+  | { readonly ok: false; readonly answer: { status: number; ok: boolean; body: unknown } };
+
+async function readStory(runPath: string): Promise<Story> {
+  const events: RunEvent[] = [];
+  let cursor: string | null = null;
+  let dropped = 0;
+  do {
+    const query: string = cursor ? `?limit=100&cursor=${encodeURIComponent(cursor)}` : '?limit=100';
+    const answer = await call<Page<RunEvent> & { dropped: number }>('GET', `${runPath}/events${query}`);
+    if (!answer.ok) return { ok: false, answer };
+    events.push(...answer.body.items);
+    dropped = answer.body.dropped;
+    cursor = answer.body.nextCursor;
+  } while (cursor);
+  return { ok: true, events, dropped };
 }
 
 function facts(entries: [string, Node | string][]): HTMLDListElement {
@@ -69,28 +89,34 @@ function detailText(detail: unknown): string {
     .join(' · ');
 }
 
-/** The run's events, oldest first; "no events recorded" when the API keeps none (404) or none yet. */
-function timeline(answer: { status: number; ok: boolean; body: unknown }): HTMLElement {
-  if (answer.status === 404) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
-  if (!answer.ok) return h('p', { 'data-field': 'events' }, `events unavailable: ${problemText(answer)}`);
-  const body = answer.body as { items?: RunEvent[]; events?: RunEvent[] } | RunEvent[];
-  const events = Array.isArray(body) ? body : (body.items ?? body.events ?? []);
-  if (events.length === 0) return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
+/** The run's events, oldest first; "no events recorded" for a run that kept none. */
+function timeline(story: Story): HTMLElement {
+  if (!story.ok)
+    return h('p', { 'data-field': 'events' }, `events unavailable: ${problemText(story.answer)}`);
+  if (story.events.length === 0)
+    return h('p', { class: 'muted', 'data-field': 'events' }, 'no events recorded');
   return h(
-    'ol',
-    { class: 'timeline', 'data-field': 'events' },
-    ...events.map((e) =>
-      h(
-        'li',
-        {},
-        when(e.at),
-        ' ',
-        h('strong', {}, String(e.type ?? e.kind ?? 'event')),
-        e.epoch === undefined ? '' : h('span', { class: 'muted' }, ` epoch ${String(e.epoch)}`),
-        ' ',
-        detailText(e.detail),
+    'div',
+    { 'data-field': 'events' },
+    h(
+      'ol',
+      { class: 'timeline' },
+      ...story.events.map((e) =>
+        h(
+          'li',
+          { 'data-event': e.type },
+          when(e.at),
+          ' ',
+          h('strong', {}, e.type),
+          h('span', { class: 'muted' }, ` epoch ${String(e.epoch)}`),
+          ' ',
+          detailText(e.detail),
+        ),
       ),
     ),
+    story.dropped > 0
+      ? h('p', { class: 'muted' }, `${story.dropped} more events found no room (a run keeps 500)`)
+      : '',
   );
 }
 
@@ -116,7 +142,7 @@ export function runView(root: HTMLElement, sourceId: string, runId: string): () 
   const refresh = async (): Promise<void> => {
     const [run, evs, dls] = await Promise.all([
       call<Run>('GET', runPath),
-      call('GET', `${runPath}/events`),
+      readStory(runPath),
       call<Page<DeadLetter>>('GET', `${path('sources', sourceId, 'dead-letters')}?runId=${runId}&limit=50`),
     ]);
     if (stopped) return;
