@@ -3,7 +3,6 @@ import { redactCursor, redactUrlsIn } from '../connectors/redact-url.js';
 import type { EngineDeps } from '../engine/index.js';
 import { parseJson } from '../json/lossless.js';
 import { scheduleName } from '../queue/source-schedules.js';
-import { completenessWords } from '../run/completeness.js';
 import { humanDuration } from '../run/duration.js';
 import { isTerminal, type Partition, type ResumeVerdict, type SyncRun } from '../run/model.js';
 import { runParams } from '../run/params.js';

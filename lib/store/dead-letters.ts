@@ -6,8 +6,6 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { INDEX } from '../resources/definitions.js';
-import type { ErrorClass } from '../retry/errors.js';
 import { countFiledBy, countOpenOfRun } from './dead-letter-counts.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { type ListDeadLettersOptions, listDeadLetters, OPEN_FILTER } from './dead-letter-listing.js';

@@ -87,11 +87,27 @@ describe('CLI hints', () => {
       apiUrl: 'http://127.0.0.1:41234',
       endpoint: 'http://127.0.0.1:5000',
       emulator: 'moto',
+      ownEmulator: true,
       prefix: 'harvester',
       workers: 2,
     });
     expect(lines).toContain('  export HARVESTER_API_URL=http://127.0.0.1:41234');
     expect(lines).toContain('try: harvester --endpoint http://127.0.0.1:41234 sources list');
+  });
+
+  it('local says whether its state outlives it: in memory with its own moto, kept by an emulator it was given', () => {
+    const ready = {
+      apiUrl: 'http://127.0.0.1:8787',
+      endpoint: 'http://127.0.0.1:5000',
+      prefix: 'h',
+      workers: 2,
+    };
+    const own = readyLines({ ...ready, emulator: 'moto', ownEmulator: true }).join('\n');
+    expect(own).toContain('state is in memory: Ctrl-C forgets every source, run and item');
+    expect(own).toContain('set AWS_ENDPOINT_URL');
+    const given = readyLines({ ...ready, emulator: 'given', ownEmulator: false }).join('\n');
+    expect(given).toContain('a restart of harvester local finds it again');
+    expect(given).not.toContain('forgets');
   });
 
   it('fake-source --api-url without a scheme is refused before anything starts', async () => {

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION } from '../../lib/api/version.js';
 
 // The package as a CDK user gets it: `npm pack` (which builds dist/ through `prepare`), the
 // tarball unpacked into the node_modules of examples/app, that app compiled with plain tsc and run
@@ -168,7 +169,7 @@ describe('the tarball', () => {
     const out = execFileSync(process.execPath, [join(installed, 'bin/harvester.mjs'), '--version'], {
       encoding: 'utf8',
     });
-    expect(out.trim()).toBe(version);
+    expect(out.trim()).toBe(`${version} (admin API ${API_VERSION})`);
   });
 
   it('holds every module the handlers, the CLI and `harvester local` load from sources', async () => {

@@ -127,9 +127,10 @@ export const runRoutes: Route[] = [
     responses: { 200: { description: 'A page of the run’s events', schema: RunEventPageSchema } },
     problems: [404],
     async handle({ params, query, deps }) {
-      await requireRunOf(deps, params.sourceId, params.runId);
       let dropped = 0;
+      // The cursor is checked first (a forged one is a 400 whatever the ids), then the run.
       const page = await listPage(deps.cursors, `events:${params.runId}`, query.cursor, async (cursor) => {
+        await requireRunOf(deps, params.sourceId, params.runId);
         const story = await deps.story.list(params.runId, { limit: query.limit, cursor });
         dropped = story.dropped;
         return story;

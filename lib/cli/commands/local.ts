@@ -35,6 +35,8 @@ export function readyLines(ready: {
   apiUrl: string;
   endpoint: string;
   emulator: string;
+  /** The emulator was started here (moto): its state is in its memory and goes when it stops. */
+  ownEmulator: boolean;
   prefix: string;
   workers: number;
 }): string[] {
@@ -42,6 +44,9 @@ export function readyLines(ready: {
     `API ready at ${ready.apiUrl}`,
     `console at ${ready.apiUrl}/ (open it in a browser)`,
     `AWS endpoint ${ready.endpoint} (${ready.emulator})`,
+    ready.ownEmulator
+      ? 'state is in memory: Ctrl-C forgets every source, run and item (keep them across restarts: run an emulator yourself and set AWS_ENDPOINT_URL)'
+      : 'state lives in that emulator: a restart of harvester local finds it again',
     `resources prefixed "${ready.prefix}"; ${ready.workers} workers; reaper every minute`,
     'point other terminals at it (fake-source prints paste lines for it too):',
     `  export HARVESTER_API_URL=${ready.apiUrl}`,
@@ -138,10 +143,12 @@ export function registerLocalCommand(program: Command, io: Io): void {
           if ((error as { code?: string }).code === 'EADDRINUSE') throw portInUse(opts.apiPort);
           throw error;
         });
-        const emulator = process.env.AWS_ENDPOINT_URL
-          ? 'given by AWS_ENDPOINT_URL'
-          : 'moto, stops with this process';
-        printLines(io, readyLines({ apiUrl: stack.apiUrl, endpoint: stack.endpoint, emulator, ...opts }));
+        const ownEmulator = !process.env.AWS_ENDPOINT_URL;
+        const emulator = ownEmulator ? 'moto, stops with this process' : 'given by AWS_ENDPOINT_URL';
+        printLines(
+          io,
+          readyLines({ apiUrl: stack.apiUrl, endpoint: stack.endpoint, emulator, ownEmulator, ...opts }),
+        );
         await untilSignal(io, () => stack.stop());
       },
     );
