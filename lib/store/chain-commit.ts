@@ -198,8 +198,8 @@ export function planWrites(tableName: string, p: PlannedChains): TransactItem[] 
       Update: {
         TableName: tableName,
         Key: chainKey({ runId: p.runId }),
-        UpdateExpression:
-          'SET nextPage = :two, chainState = :done, heartbeatAt = :now REMOVE handoff, deferredUntil',
+        // The plan's total is the source's own count of the listing: the run's outcome keeps it.
+        UpdateExpression: `SET nextPage = :two, chainState = :done, heartbeatAt = :now${setTotal ? ', statedTotal = :stated' : ''} REMOVE handoff, deferredUntil`,
         ConditionExpression: `${CHAIN_LIVE} AND chainState = :running AND nextPage = :one`,
         ExpressionAttributeValues: {
           ':epoch': p.epoch,
@@ -208,6 +208,7 @@ export function planWrites(tableName: string, p: PlannedChains): TransactItem[] 
           ':one': 1,
           ':two': 2,
           ':now': p.now,
+          ...(setTotal ? { ':stated': p.total } : {}),
         },
       },
     },

@@ -93,6 +93,11 @@ describe('a run’s story', () => {
     const ends = story.filter((e) => e.type === 'partition_ended');
     expect(ends.map((e) => e.type === 'partition_ended' && e.detail.partition).sort()).toEqual([0, 1, 2]);
     expect(story.at(-1)).toMatchObject({ type: 'ended', detail: { state: 'succeeded', processed: 300 } });
+    // "N of M" keeps the source's M: the plan's count is the source's, and the outcome keeps it.
+    const planned = story[1]?.type === 'partition_planned' ? story[1].detail.total : undefined;
+    expect(planned).toBe(300);
+    expect(run.outcome?.total).toBe(300);
+    expect(story.at(-1)?.detail).toMatchObject({ total: 300 });
   }, 90_000);
 
   it('tells a cancel, with who asked, and the end it made', async () => {
