@@ -133,7 +133,13 @@ export function keyedNext(
   // whatever it was asked): count one a page, so empty pages cost at most `total` requests, never a row.
   const size = Math.max(served, page.items.length, 1);
   const listed = (number - pagination.firstPage) * size + page.items.length;
-  return { next: total > listed ? String(number + 1) : null, guessed: false };
+  if (total > listed) return { next: String(number + 1), guessed: false };
+  // The total says the listing ended, but a full page says rows may follow: a total can count
+  // short (Elasticsearch's `hits.total` is a lower bound past 10,000; Jira's search counts what it
+  // counts), and ending on it would leave the rows past it unread by every run. Read on as without
+  // a total: an empty page, or a short page's re-listing, ends it, at one more request at most.
+  if (page.items.length > 0 && page.items.length >= size) return { next: String(number + 1), guessed: true };
+  return { next: null, guessed: false };
 }
 
 /** The total from `totalPath`, when configured and a non-negative whole number (or digit string). */

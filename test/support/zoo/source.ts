@@ -101,7 +101,10 @@ export function editBetween(s: ZooSource, fake: FakeSource): { readonly oversize
 export interface Expected {
   /** Visible entities the store can hold: stored at exactly this version. */
   readonly stored: Map<string, string>;
-  /** Visible entities the store cannot hold (1e400, nesting past 32 levels, too large): each an item dead letter. */
+  /**
+   * Visible entities the store cannot hold (1e400, nesting past 32 levels, too large, a lone
+   * surrogate in a field name or the id): each an item dead letter, by the ref it is filed under.
+   */
   readonly unstorable: Set<string>;
   /** Entities deleted or moved away: never stored live after a reconciliation. */
   readonly gone: Set<string>;
@@ -123,13 +126,20 @@ export function expected(s: ZooSource, truth: GroundTruth, oversized: ReadonlySe
   for (const entity of truth.entities) {
     if (filtered.has(entity.id) || invalid.has(entity.id)) continue;
     const kind = truth.hostile[entity.id];
-    if (kind === 'overflow' || kind === 'deep' || oversized.has(entity.id)) unstorable.add(idOf(entity.id));
+    // An id with a lone surrogate is filed under the id as it can be written (U+FFFD in its place).
+    if (kind === 'surrogate-id') unstorable.add(`${idOf(entity.id)}\ufffd`);
+    else if (kind === 'overflow' || kind === 'deep' || kind === 'surrogate-name' || oversized.has(entity.id))
+      unstorable.add(idOf(entity.id));
     else stored.set(idOf(entity.id), entity.updatedAt);
     const digits = truth.bigIntegers[entity.id];
     if (digits !== undefined) bigIntegers.set(idOf(entity.id), digits);
   }
   const gone = new Set(truth.deletedIds.map(idOf));
-  const known = new Set([...truth.entities.map((e) => idOf(e.id)), ...gone]);
+  const ids = [...truth.entities.map((e) => idOf(e.id)), ...gone];
+  // With hostile keys on, the source serves some ids with a lone surrogate appended (and hostile
+  // entities are chosen again when traits change): those are the source's ids too, as served.
+  const served = s.fake.hostileKeys ? ids.map((id) => `${id}\ud800`) : [];
+  const known = new Set([...ids, ...served]);
   return { stored, unstorable, gone, known, bigIntegers };
 }
 
