@@ -5,6 +5,7 @@ import { createSecretScrubber } from '../connectors/secret-scrub.js';
 import type { EngineDeps } from '../engine/index.js';
 import { connectorSecrets, RateBudgetWaitError, spendingFetch } from '../engine/index.js';
 import { scrubbedLogger } from '../observability/scrubbed-logger.js';
+import { SourceResponseError } from '../retry/errors.js';
 import { MAX_CONCURRENT_SOURCE_TESTS } from '../store/source-test-leases.js';
 import type { SourceRecord } from '../store/sources.js';
 import { SourceTestsBusyError } from './errors.js';
@@ -153,10 +154,13 @@ async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<Sour
     : undefined;
   if (untrusted) return refusedResult(source, untrusted);
   let last: { url: string; status: number; headers: Headers } | undefined;
+  // The request sent, answered or not: a refused connection still names where it went.
+  let sent: string | undefined;
   const observing: typeof fetch = async (input, init) => {
-    const response = await deps.fetch(input, init);
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    last = { url: `${url.origin}${url.pathname}`, status: response.status, headers: response.headers };
+    sent = `${url.origin}${url.pathname}`;
+    const response = await deps.fetch(input, init);
+    last = { url: sent, status: response.status, headers: response.headers };
     return response;
   };
   const started = deps.clock.now();
@@ -164,7 +168,7 @@ async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<Sour
     sourceId: source.sourceId,
     connector: source.connector,
     request: () => ({
-      url: last?.url ?? null,
+      url: last?.url ?? sent ?? null,
       status: last?.status ?? null,
       durationMs: Math.max(0, deps.clock.now() - started),
     }),
@@ -231,7 +235,12 @@ async function checkSource(deps: EngineDeps, source: SourceRecord): Promise<Sour
         ? { errorClass: 'transient' as const, reason: error.message }
         : signal.aborted
           ? { errorClass: 'transient' as const, reason: timedOut(last !== undefined) }
-          : connector.classify(error, deps.clock.now());
+          : wrongShape(error, last?.status)
+            ? {
+                errorClass: 'permanent' as const,
+                reason: `${(error as Error).message}: the source answered ${last?.status}, so the config, not the source, is wrong (check \`itemsPath\`)`,
+              }
+            : connector.classify(error, deps.clock.now());
     const status = last?.status ?? null;
     const refused = (status === 401 || status === 403) && classification.errorClass === 'permanent';
     return {
@@ -256,4 +265,18 @@ function timedOut(answered: boolean): string {
   return answered
     ? `the source's answer did not finish within ${bound}, the most a connection check waits (a run waits longer, and retries)`
     : `the source did not answer within ${bound}, the most a connection check waits (a run waits longer, and retries)`;
+}
+
+/**
+ * A 2xx answer whose body has no list where the config says: for a run, maybe a proxy's page
+ * once (transient); for a check, whose whole point is the config, a config to fix.
+ */
+function wrongShape(error: unknown, status: number | undefined): boolean {
+  return (
+    error instanceof SourceResponseError &&
+    status !== undefined &&
+    status >= 200 &&
+    status < 300 &&
+    / is not an array$/.test(error.message)
+  );
 }

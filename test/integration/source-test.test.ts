@@ -71,6 +71,44 @@ describe('a connection check', () => {
   });
 });
 
+describe('a connection check says what went wrong, in the words of its cause', () => {
+  it('a refused connection names where the request went and that nothing answered', async () => {
+    const { createServer } = await import('node:net');
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    await call('PUT', '/sources/check-closed', {
+      connector: 'rest-json',
+      config: fakeRestConfig(`http://127.0.0.1:${closed}`),
+    });
+    const res = await call('POST', '/sources/check-closed/test');
+    expect(res.json).toMatchObject({
+      ok: false,
+      request: { url: `http://127.0.0.1:${closed}/records`, status: null },
+      problem: { errorClass: 'transient' },
+    });
+  });
+
+  it('a list missing where itemsPath points is the config to fix (permanent), not a transient fault', async () => {
+    await call('PUT', '/sources/check-path', {
+      connector: 'rest-json',
+      config: { ...fakeRestConfig(fake.url), itemsPath: 'results' },
+    });
+    const res = await call('POST', '/sources/check-path/test');
+    expect(res.json).toMatchObject({
+      ok: false,
+      request: { status: 200 },
+      problem: { errorClass: 'permanent' },
+    });
+    expect(res.json.problem.reason).toMatch(
+      /`results` from .* is not an array: the source answered 200, so the config, not the source, is wrong \(check `itemsPath`\)/,
+    );
+  });
+});
+
 describe("a connection check spends the credential's rate budget", () => {
   let limited: FakeSource;
   let key: string;

@@ -41,6 +41,17 @@ beforeAll(async () => {
         },
       },
     },
+    'POST /sources/closed/test': {
+      status: 200,
+      body: {
+        ...base,
+        ok: false,
+        sourceId: 'closed',
+        auth: 'not_configured',
+        request: { url: 'http://127.0.0.1:9/records', status: null, durationMs: 2 },
+        problem: { errorClass: 'transient', reason: 'connect ECONNREFUSED 127.0.0.1:9' },
+      },
+    },
   });
 });
 afterAll(() => api.close());
@@ -65,6 +76,17 @@ describe('sources test says what happened', () => {
     expect(res.stdout).toContain('credentials not sent: no request was made');
     expect(res.stdout).not.toContain('credentials sent;');
     expect(res.stdout).toContain('(ParameterNotFound)');
+  });
+});
+
+describe('sources test for a source that does not answer', () => {
+  it('names where the request went and why nothing answered, never "no request made"', async () => {
+    const res = await check('closed');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain(
+      'FAILED: http://127.0.0.1:9/records did not answer (2 ms): connect ECONNREFUSED 127.0.0.1:9',
+    );
+    expect(res.stdout).not.toContain('no request made');
   });
 });
 

@@ -67,7 +67,11 @@ function testLines(result: SourceTestResult): string[] {
     ? `${result.rateLimit.remaining ?? '?'} of ${result.rateLimit.limit ?? '?'} requests left${result.rateLimit.resetAt ? `, resets ${result.rateLimit.resetAt}` : ''}`
     : 'the source sends no rate-limit headers';
   const lines = [
-    `${result.ok ? 'ok' : 'FAILED'}: ${result.request.url ?? '(no request made)'} answered ${result.request.status ?? 'nothing'} in ${result.request.durationMs} ms`,
+    result.request.url === null
+      ? `FAILED: no request made (${result.request.durationMs} ms)`
+      : result.request.status === null
+        ? `FAILED: ${result.request.url} did not answer (${result.request.durationMs} ms): ${result.problem?.reason ?? 'no answer'}`
+        : `${result.ok ? 'ok' : 'FAILED'}: ${result.request.url} answered ${result.request.status} in ${result.request.durationMs} ms`,
     `auth       ${authWords(result)}`,
     `rate       ${rate}`,
   ];
