@@ -1,5 +1,4 @@
 import {
-  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -22,7 +21,7 @@ import {
   isOpen,
 } from './dead-letter-model.js';
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
-import { deleteAllQueried, encodeCursor, type Page } from './paging.js';
+import { batchGetAll, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 import { refusedItem } from './refused-item.js';
 import { wellFormed } from './storable.js';
 
@@ -227,25 +226,15 @@ export class DeadLetterStore {
   async resolveLoaded(sourceId: string, entityIds: readonly string[], loadedAt: number): Promise<string[]> {
     if (entityIds.length === 0) return [];
     if (!(await this.hasOpenItems(sourceId))) return [];
-    const open = new Set<string>();
     const ids = [...new Set(entityIds.map((id) => deadLetterEntryId('item', id)))];
-    for (let i = 0; i < ids.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = ids
-        .slice(i, i + 100)
-        .map((entryId) => ({ sourceId, entryId }));
-      while (keys && keys.length > 0) {
-        const { Responses, UnprocessedKeys } = await this.doc.send(
-          new BatchGetCommand({
-            // A lagging read would miss an entry filed a moment ago, left open though its entity is stored.
-            RequestItems: {
-              [this.tableName]: { Keys: keys, ProjectionExpression: 'entryId', ConsistentRead: true },
-            },
-          }),
-        );
-        for (const item of Responses?.[this.tableName] ?? []) open.add(item.entryId as string);
-        keys = UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
-      }
-    }
+    // Strongly consistent: a lagging read would miss an entry filed a moment ago, left open though its entity is stored.
+    const found = await batchGetAll<{ entryId: string }>(
+      this.doc,
+      this.tableName,
+      ids.map((entryId) => ({ sourceId, entryId })),
+      { expression: 'entryId' },
+    );
+    const open = new Set(found.map((item) => item.entryId));
     const resolved: string[] = [];
     for (const entryId of open) {
       try {

@@ -1,12 +1,7 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  type DynamoDBDocumentClient,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEX } from '../resources/definitions.js';
 import type { StoredItem } from './items.js';
-import { InvalidCursorError } from './paging.js';
+import { batchGetAll, InvalidCursorError } from './paging.js';
 
 /**
  * Reading a source's items page by page, for the items API, the CLI and exports. Two orders:
@@ -153,18 +148,10 @@ export class ItemListing {
    */
   private async getAll(sourceId: string, entityIds: readonly string[]): Promise<StoredItem[]> {
     if (entityIds.length === 0) return [];
-    const found = new Map<string, StoredItem>();
-    let keys: Record<string, unknown>[] | undefined = entityIds.map((entityId) => ({ sourceId, entityId }));
-    for (let attempt = 0; keys && keys.length > 0; attempt++) {
-      if (attempt > 0)
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
-      const result: BatchGetCommandOutput = await this.doc.send(
-        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of (result.Responses?.[this.tableName] ?? []) as StoredItem[])
-        found.set(item.entityId, item);
-      keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
-    }
+    const keys = entityIds.map((entityId) => ({ sourceId, entityId }));
+    const found = new Map(
+      (await batchGetAll<StoredItem>(this.doc, this.tableName, keys)).map((item) => [item.entityId, item]),
+    );
     return entityIds.flatMap((id) => {
       const item = found.get(id);
       return item ? [item] : [];

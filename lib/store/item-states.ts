@@ -1,8 +1,5 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from './paging.js';
 
 /** What a page needs to know of a stored item to decide whether, and how, to write it. */
 export interface StoredState {
@@ -10,9 +7,6 @@ export interface StoredState {
   readonly contentHash?: string;
   readonly tombstonedAt?: number;
 }
-
-/** BatchGetItem takes at most this many keys a request. */
-const BATCH_KEYS = 100;
 
 /**
  * The stored state of `entityIds` (absent ids are not stored): one strongly consistent
@@ -31,36 +25,23 @@ export async function readStoredStates(
   entityIds: readonly string[],
 ): Promise<Map<string, StoredState>> {
   const states = new Map<string, StoredState>();
-  const unique = [...new Set(entityIds)];
-  for (let i = 0; i < unique.length; i += BATCH_KEYS) {
-    let keys: Record<string, unknown>[] | undefined = unique
-      .slice(i, i + BATCH_KEYS)
-      .map((entityId) => ({ sourceId, entityId }));
-    for (let attempt = 0; keys && keys.length > 0; attempt++) {
-      if (attempt > 0)
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
-      const result: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [tableName]: {
-              Keys: keys,
-              ProjectionExpression: 'entityId, #version, contentHash, tombstonedAt',
-              ExpressionAttributeNames: { '#version': 'version' },
-              ConsistentRead: true,
-            },
-          },
-        }),
-      );
-      for (const item of result.Responses?.[tableName] ?? []) {
-        const { entityId, version, contentHash, tombstonedAt } = item as StoredState & { entityId: string };
-        states.set(entityId, {
-          version,
-          ...(contentHash === undefined ? {} : { contentHash }),
-          ...(tombstonedAt === undefined ? {} : { tombstonedAt }),
-        });
-      }
-      keys = result.UnprocessedKeys?.[tableName]?.Keys;
-    }
+  const keys = [...new Set(entityIds)].map((entityId) => ({ sourceId, entityId }));
+  const projection = {
+    expression: 'entityId, #version, contentHash, tombstonedAt',
+    names: { '#version': 'version' },
+  };
+  for (const item of await batchGetAll<StoredState & { entityId: string }>(
+    doc,
+    tableName,
+    keys,
+    projection,
+  )) {
+    const { entityId, version, contentHash, tombstonedAt } = item;
+    states.set(entityId, {
+      version,
+      ...(contentHash === undefined ? {} : { contentHash }),
+      ...(tombstonedAt === undefined ? {} : { tombstonedAt }),
+    });
   }
   return states;
 }

@@ -1,11 +1,4 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { AttributeValueError } from '../aws/json-attributes.js';
 import { RELIABILITY } from '../config/constants.js';
@@ -21,7 +14,7 @@ import {
 } from './item-model.js';
 import { type ItemProvenance, LAST_WRITE, type LastWrite } from './item-provenance.js';
 import { compareVersions, readStoredStates } from './item-states.js';
-import { queryAll } from './paging.js';
+import { batchGetAll, queryAll } from './paging.js';
 import { unstorableIdReason, unstorableReason } from './storable.js';
 
 export {
@@ -287,31 +280,11 @@ export class ItemStore {
     sourceId: string,
     entityIds: readonly string[],
   ): Promise<Pick<StoredItem, 'entityId' | 'version'>[]> {
-    const found: StoredItem[] = [];
-    for (let i = 0; i < entityIds.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = entityIds
-        .slice(i, i + 100)
-        .map((entityId) => ({ sourceId, entityId }));
-      for (let attempt = 0; keys && keys.length > 0; attempt++) {
-        if (attempt > 0)
-          await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
-        const result: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: {
-                Keys: keys,
-                ConsistentRead: true,
-                ProjectionExpression: 'entityId, #version',
-                ExpressionAttributeNames: { '#version': 'version' },
-              },
-            },
-          }),
-        );
-        found.push(...((result.Responses?.[this.tableName] ?? []) as StoredItem[]));
-        keys = result.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
-    }
-    return found;
+    const keys = entityIds.map((entityId) => ({ sourceId, entityId }));
+    return batchGetAll<Pick<StoredItem, 'entityId' | 'version'>>(this.doc, this.tableName, keys, {
+      expression: 'entityId, #version',
+      names: { '#version': 'version' },
+    });
   }
 
   /** Every item of a source (verification, reconciliation). */

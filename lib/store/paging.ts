@@ -1,4 +1,6 @@
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
   QueryCommand,
@@ -58,6 +60,45 @@ export async function deleteAllQueried(
   });
   await deleteKeys(doc, input.TableName!, keys);
   return items.length;
+}
+
+/** BatchGetItem's bound on keys per request. */
+export const BATCH_GET_LIMIT = 100;
+
+/**
+ * The items of `keys`, read strongly consistent (a lagging read would miss what was written a
+ * moment ago), {@link BATCH_GET_LIMIT} keys a request, unprocessed keys (throttling) asked again
+ * after a growing pause. A missing item is left out; the order is DynamoDB's.
+ */
+export async function batchGetAll<T = Record<string, unknown>>(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly Record<string, unknown>[],
+  projection?: { readonly expression: string; readonly names?: Record<string, string> },
+): Promise<T[]> {
+  const found: T[] = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_LIMIT);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt > 0)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+      const answer: BatchGetCommandOutput = await doc.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName]: {
+              Keys: pending,
+              ConsistentRead: true,
+              ...(projection ? { ProjectionExpression: projection.expression } : {}),
+              ...(projection?.names ? { ExpressionAttributeNames: projection.names } : {}),
+            },
+          },
+        }),
+      );
+      found.push(...((answer.Responses?.[tableName] ?? []) as T[]));
+      pending = answer.UnprocessedKeys?.[tableName]?.Keys;
+    }
+  }
+  return found;
 }
 
 /** Deletes items by key, 25 keys per BatchWriteItem (retrying unprocessed keys). */

@@ -1,6 +1,4 @@
 import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
   GetCommand,
   TransactWriteCommand,
@@ -19,7 +17,7 @@ import {
   type RunEventType,
 } from '../run/run-events.js';
 import { isConditionFailure, transactionReasons } from './errors.js';
-import { deleteKeys, InvalidCursorError, type Page, queryAll } from './paging.js';
+import { batchGetAll, deleteKeys, InvalidCursorError, type Page, queryAll } from './paging.js';
 
 /*
  * A run's story (lib/run/run-events.ts) as stored: one item per event beside the run in the
@@ -34,7 +32,6 @@ import { deleteKeys, InvalidCursorError, type Page, queryAll } from './paging.js
 
 const EVENT_KEY_INFIX = '#event#';
 const HEAD_KEY_SUFFIX = '#events';
-const BATCH_GET_LIMIT = 100;
 /**
  * Tries of one append. Each lost race means another writer's event landed, so k writers racing on
  * one run all land within k tries; partitions telling their pages at the same moment are the most.
@@ -138,12 +135,20 @@ export class RunEventLog {
       ExpressionAttributeValues: { ':s': sourceId },
       ProjectionExpression: 'runId',
     });
-    const keys: Record<string, unknown>[] = [];
-    for (const { runId } of runs as { runId: string }[]) {
-      const head = await this.head(runId);
-      if (!head) continue;
-      keys.push(headKey(runId), ...Array.from({ length: head.seq }, (_, i) => eventItemKey(runId, i + 1)));
-    }
+    // The heads say how many events each run has; one batched read for all of them.
+    const heads = await batchGetAll(
+      this.doc,
+      this.tableName,
+      (runs as { runId: string }[]).map(({ runId }) => headKey(runId)),
+      { expression: 'eventOf, seq' },
+    );
+    const keys = heads.flatMap((head) => {
+      const runId = head.eventOf as string;
+      return [
+        headKey(runId),
+        ...Array.from({ length: head.seq as number }, (_, i) => eventItemKey(runId, i + 1)),
+      ];
+    });
     await deleteKeys(this.doc, this.tableName, keys);
     return runs.length;
   }
@@ -203,21 +208,12 @@ export class RunEventLog {
   }
 
   private async read(runId: string, seqs: readonly number[]): Promise<RunEvent[]> {
-    const found: RunEvent[] = [];
-    for (let i = 0; i < seqs.length; i += BATCH_GET_LIMIT) {
-      let keys: Record<string, unknown>[] | undefined = seqs
-        .slice(i, i + BATCH_GET_LIMIT)
-        .map((seq) => eventItemKey(runId, seq));
-      for (let attempt = 0; keys && keys.length > 0; attempt++) {
-        if (attempt > 0) await this.pause(Math.min(1_000, 50 * 2 ** attempt));
-        const answer: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of answer.Responses?.[this.tableName] ?? []) found.push(toEvent(item));
-        keys = answer.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
-    }
-    return found.sort((a, b) => a.seq - b.seq);
+    const items = await batchGetAll(
+      this.doc,
+      this.tableName,
+      seqs.map((seq) => eventItemKey(runId, seq)),
+    );
+    return items.map(toEvent).sort((a, b) => a.seq - b.seq);
   }
 }
 
