@@ -52,6 +52,13 @@ export interface KeysetPosition {
     readonly skipped?: true;
   };
   /**
+   * Inside a stretch whose source continuation expired (`./keyset-expiry.ts`): the run lists the
+   * stretch again from `since=at`, passing over the first `skip` records by position (what the
+   * stretch served before), and follows the new listing's continuation from there. `count` is the
+   * stretch's tally when it restarted: a second restart needs the stretch to have moved past it.
+   */
+  readonly restart?: { readonly count: number; readonly skip: number };
+  /**
    * Reading a tie group once more, after members were skipped as served again and its second
    * listing differed: only the members its order marks as served again are delivered (those the
    * first listing may have skipped wrongly), then the stream goes on at `resume`.
@@ -176,6 +183,7 @@ function isPosition(value: unknown): value is KeysetPosition {
     (p.recheck === undefined || p.recheck === true) &&
     (p.until === undefined || typeof p.until === 'string') &&
     (p.stretch === undefined || isStretch(p.stretch)) &&
+    (p.restart === undefined || isRestart(p.restart)) &&
     (p.check === undefined || isCheck(p.check))
   );
 }
@@ -189,6 +197,12 @@ function isStretch(value: unknown): boolean {
     (s.last === undefined || typeof s.last === 'string') &&
     (s.skipped === undefined || s.skipped === true)
   );
+}
+
+function isRestart(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return Number.isSafeInteger(r.count) && Number.isSafeInteger(r.skip) && (r.skip as number) >= 0;
 }
 
 function isReread(value: unknown): boolean {

@@ -11,7 +11,8 @@ import { tieOrder } from './tie-order.js';
  * and where members were skipped as served again, the group is read once more. See keyset.ts.
  */
 
-function earlier(a: string | undefined, b: string | undefined): string | undefined {
+/** The earlier of two times; undefined is no time. */
+export function earlier(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return a <= b ? a : b;
@@ -122,7 +123,10 @@ export function rereadStep(
 }
 
 /** `resume` with the watermark capped at `ceiling` from now on. */
-function capped(resume: KeysetPosition | null, ceiling: string | null): Pick<KeysetStep, 'next' | 'ceiling'> {
+export function capped(
+  resume: KeysetPosition | null,
+  ceiling: string | null,
+): Pick<KeysetStep, 'next' | 'ceiling'> {
   if (resume === null || ceiling === null) return { next: resume, ceiling };
   return { next: { ...resume, ceiling }, ceiling };
 }

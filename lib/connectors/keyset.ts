@@ -2,13 +2,14 @@ import { ClassifiedError } from '../retry/errors.js';
 import { idSet } from '../run/compact-ids.js';
 import type { Normalized } from './contract.js';
 import { type KeysetPosition, type KeysetStep, START_OF_TIME } from './keyset-position.js';
-import { checkStep, leaveStretch, rereadStep } from './keyset-stretch.js';
+import { checkStep, earlier, leaveStretch, rereadStep } from './keyset-stretch.js';
 import type { ListedKey } from './listed-key.js';
 import { type SinceBound, type SincePrecision, sinceFor } from './source-timing.js';
 import { EMPTY_TALLY, tallyPage } from './tie-check.js';
 import { tieOrder } from './tie-order.js';
 import { unidentifiedRef } from './unidentified.js';
 
+export { type Expiry, expiredFollow } from './keyset-expiry.js';
 export {
   decodePosition,
   encodePosition,
@@ -121,6 +122,8 @@ export function advance(
     return checkStep(position, position.check, keys, sourceNext, continuation.guessed === true);
   if (position.reread !== undefined)
     return rereadStep(position, position.reread, keys, sourceNext, continuation.guessed === true);
+  if (position.restart !== undefined && position.restart.skip > 0)
+    return passOver(position, position.restart, keys, sourceNext, continuation);
   const delivered = idSet([...position.ids, ...(position.before ?? [])]);
   const { at, until } = position;
   // Following a tie group: members a changed page size serves again, recognised by their order.
@@ -204,6 +207,7 @@ export function advance(
       follow: sourceNext,
       full,
       ...(position.ceiling === undefined ? {} : { ceiling: position.ceiling }),
+      ...(position.restart === undefined ? {} : { restart: position.restart }),
       ...bound,
       ...recheck,
       ...stretch,
@@ -219,6 +223,46 @@ export function advance(
     ...recheck,
   };
   return { deliver, ...leaveStretch(position, tallied, skipped, last, next) };
+}
+
+/**
+ * A page of a stretch listed again after its continuation expired (`./keyset-expiry.ts`): the
+ * first records, up to the count the stretch served, are passed over by position; a record past
+ * the group's key was never served by the stretch (it ends the group), so passing over stops
+ * there. What follows is read as the stretch's continuation.
+ */
+function passOver(
+  position: KeysetPosition,
+  restart: NonNullable<KeysetPosition['restart']>,
+  keys: readonly ListedKey[],
+  sourceNext: string | null,
+  continuation: ListingOptions,
+): KeysetStep {
+  const { at } = position;
+  const beyond = at === null ? -1 : keys.findIndex((key) => key.ok && key.at > at);
+  const passed = Math.min(restart.skip, beyond === -1 ? keys.length : beyond);
+  if (passed === keys.length) {
+    const deliver = keys.map(() => false);
+    if (sourceNext === null || (continuation.guessed === true && keys.length === 0)) {
+      // The listing ended inside what the stretch had served: the group shrank meanwhile. The
+      // stream is over; the watermark holds at the group, so the next run reads it again.
+      return { deliver, next: null, ceiling: earlier(position.ceiling, position.stretch?.from) ?? null };
+    }
+    const next: KeysetPosition = {
+      ...position,
+      follow: sourceNext,
+      restart: { count: restart.count, skip: restart.skip - passed },
+    };
+    return { deliver, next, ceiling: position.ceiling ?? null };
+  }
+  // Read on as the stretch's continuation (`follow` only marks the position as following).
+  const following: KeysetPosition = {
+    ...position,
+    follow: position.follow ?? '',
+    restart: { count: restart.count, skip: 0 },
+  };
+  const step = advance(following, keys.slice(passed), sourceNext, continuation);
+  return { ...step, deliver: [...keys.slice(0, passed).map(() => false), ...step.deliver] };
 }
 
 function refuseUnsorted(at: string | null, keys: readonly ListedKey[], listing: ListingOptions): void {

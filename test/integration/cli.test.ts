@@ -57,10 +57,13 @@ function cli(...args: string[]): Promise<Result> {
   });
 }
 
+let savedEndpoint: string | undefined;
+
 beforeAll(async () => {
   // The binary runs the prebuilt bundle when it is fresh (npm ci builds it); after an edit it
   // would fall back to TypeScript, so rebuild first: the start-up measured below is the bundle's.
   if (!bundleIsFresh()) execFileSync(process.execPath, [BUILD], { stdio: 'ignore' });
+  savedEndpoint = process.env.AWS_ENDPOINT_URL;
   process.env.AWS_ENDPOINT_URL = testEndpoint();
   [stack, fake, dir] = await Promise.all([
     startLocalStack({ prefix: `t-cli-${randomBytes(3).toString('hex')}`, logLevel: 'SILENT' }),
@@ -70,6 +73,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (savedEndpoint === undefined) delete process.env.AWS_ENDPOINT_URL;
+  else process.env.AWS_ENDPOINT_URL = savedEndpoint;
   await Promise.all([
     stack?.stop(),
     fake?.stop(),

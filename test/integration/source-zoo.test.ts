@@ -18,7 +18,7 @@ import { assertZoo, zooSettings } from '../support/zoo/property.js';
  * a single-stream one — the test checks that they do, so a new trait needs a new seed.
  */
 const CI_SOURCES = 5;
-const CI_SEED = 2_081;
+const CI_SEED = 533;
 
 // Full runs may be split (each drawn source bounds its own), also for sources this small.
 const { engine } = useEngineWithFakes('zoo', {

@@ -52,7 +52,12 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(() => api.close());
+const savedInterval = process.env.HARVESTER_WATCH_INTERVAL_MS;
+afterAll(() => {
+  api.close();
+  if (savedInterval === undefined) delete process.env.HARVESTER_WATCH_INTERVAL_MS;
+  else process.env.HARVESTER_WATCH_INTERVAL_MS = savedInterval;
+});
 beforeEach(() => {
   polls = 0;
   filed = 0;

@@ -51,6 +51,7 @@ export const controlCommandSchema = z.discriminatedUnion('action', [
   }),
   z.strictObject({ action: z.literal('add'), count: z.number().int().min(0).max(1_000_000) }),
   z.strictObject({ action: z.literal('reset-stats') }),
+  z.strictObject({ action: z.literal('expire-cursors') }),
 ]);
 
 /** A parsed control command. */
@@ -59,7 +60,7 @@ export type ControlCommand = z.infer<typeof controlCommandSchema>;
 /** What a control command did; `POST /_control` answers it as JSON. */
 export type ControlResult =
   | { readonly ok: true; readonly action: 'set-profile'; readonly profile: ResolvedFaultProfile }
-  | { readonly ok: true; readonly action: 'fix' | 'reset-stats' }
+  | { readonly ok: true; readonly action: 'fix' | 'reset-stats' | 'expire-cursors' }
   | {
       readonly ok: true;
       readonly action: 'touch' | 'delete' | 'restore' | 'resize' | 'hide' | 'transfer';
@@ -108,6 +109,8 @@ export interface FakeSourceControl {
   liveHistory(): LiveLog;
   /** Zeroes the stats (the benchmark measures one phase at a time). */
   resetStats(): void;
+  /** Every `/records` cursor issued so far expires (see the `expireCursorsAfter` trait). */
+  expireCursors(): void;
   /** Validates and applies a command given as JSON; throws {@link FakeSourceError} when it is invalid. */
   apply(command: unknown): ControlResult;
 }
@@ -132,6 +135,7 @@ export function createControl(state: SourceState, stats: StatsRecorder, live: Li
     hide: (ids) => state.hide(ids),
     add: (count) => state.add(count),
     resetStats: () => stats.reset(),
+    expireCursors: () => state.traits.expireCursors(),
     apply(input) {
       const parsed = controlCommandSchema.safeParse(input);
       if (!parsed.success)
@@ -151,6 +155,9 @@ function run(control: FakeSourceControl, command: ControlCommand): ControlResult
       return { ok: true, action: command.action };
     case 'reset-stats':
       control.resetStats();
+      return { ok: true, action: command.action };
+    case 'expire-cursors':
+      control.expireCursors();
       return { ok: true, action: command.action };
     case 'touch':
       return {

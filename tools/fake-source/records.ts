@@ -111,6 +111,7 @@ export function listRecords(ctx: RouteContext): Reply {
   if (cursorText) {
     const after = decodeCursor(cursorText);
     if (!after) return badRequest('invalid cursor');
+    if (ctx.state.traits.cursorExpired(cursorText)) return json(410, { error: 'cursor expired' });
     depth = after.depth;
     // Keyset, not offset: an entity touched meanwhile moves behind the cursor's key and is
     // listed again later, and no other entity shifts into the part already read.
@@ -122,11 +123,13 @@ export function listRecords(ctx: RouteContext): Reply {
   const raw = new Map<string, string>();
   const growth = ctx.state.traits.current.cursorGrowth;
   // The continuation is decided before rows the caller may not see are dropped (post-limit filtering).
+  const next = last && start + page.length < live.length ? encodeCursor(last, depth + 1, growth) : null;
+  if (next !== null) ctx.state.traits.issueCursor(next);
   return jsonReplyWithRaw(
     200,
     {
       data: ctx.state.traits.filter(page).map((entity) => restRecord(ctx.state, entity, raw)),
-      next_cursor: last && start + page.length < live.length ? encodeCursor(last, depth + 1, growth) : null,
+      next_cursor: next,
       total: Math.max(0, live.length - window.sinceIndex + ctx.state.traits.current.countSkew),
     },
     raw,

@@ -10,7 +10,15 @@ import type {
 } from '../contract.js';
 import { withCredential } from '../credentials.js';
 import { fetchJson, type JsonResponse } from '../http.js';
-import { advance, decodePosition, encodePosition, listedKey } from '../keyset.js';
+import {
+  advance,
+  decodePosition,
+  encodePosition,
+  expiredFollow,
+  type KeysetPosition,
+  type KeysetStep,
+  listedKey,
+} from '../keyset.js';
 import { checkRecordCount } from '../limits.js';
 import { lookbackMs } from '../source-timing.js';
 import { getPath } from '../values.js';
@@ -125,10 +133,20 @@ async function fetchKeyedPage(
   cursor: string | null,
   ctx: ConnectorContext,
 ): Promise<FetchedPage> {
-  const position = decodePosition(cursor, ctx.since, ctx.window);
+  const decoded = decodePosition(cursor, ctx.since, ctx.window);
+  const listing = await listKeyed(config, decoded, ctx);
+  if ('step' in listing) {
+    const { step } = listing;
+    return {
+      items: [],
+      nextCursor: step.next === null ? null : encodePosition(step.next),
+      remaining: null,
+      watermarkCeiling: step.ceiling,
+    };
+  }
+  const { position, listed } = listing;
   const follow = position.follow ?? null;
   const precision = config.sincePrecision;
-  const listed = await fetchList(config, pageUrl(config, follow, position.at), ctx);
   const continuation = keyedNext(config, follow, listed, position.full ?? 0);
   const step = advance(
     position,
@@ -147,6 +165,30 @@ async function fetchKeyedPage(
     ),
     watermarkCeiling: step.ceiling,
   };
+}
+
+/**
+ * The page at a keyed position. A source token that expired inside a stretch read by position
+ * (cursor and next-url pagination; page numbers do not expire) is replaced by listing the stretch
+ * again from the run's own key (`../keyset-expiry.ts`).
+ */
+async function listKeyed(
+  config: RestJsonConfig,
+  position: KeysetPosition,
+  ctx: ConnectorContext,
+): Promise<{ position: KeysetPosition; listed: Listed } | { step: KeysetStep }> {
+  try {
+    return {
+      position,
+      listed: await fetchList(config, pageUrl(config, position.follow ?? null, position.at), ctx),
+    };
+  } catch (error) {
+    const expiry = config.pagination.type === 'page' ? null : expiredFollow(position, error);
+    if (expiry === null) throw error;
+    if ('step' in expiry) return expiry;
+    const restarted = expiry.restart;
+    return { position: restarted, listed: await fetchList(config, pageUrl(config, null, restarted.at), ctx) };
+  }
 }
 
 /**
@@ -197,11 +239,10 @@ async function planWindows(
   );
 }
 
-async function fetchList(
-  config: RestJsonConfig,
-  url: string,
-  ctx: ConnectorContext,
-): Promise<{ items: unknown[]; body: unknown; url: string }> {
+/** One listed page: the raw records, the body and the answered URL. */
+type Listed = { items: unknown[]; body: unknown; url: string };
+
+async function fetchList(config: RestJsonConfig, url: string, ctx: ConnectorContext): Promise<Listed> {
   const response = await getJson(config, url, ctx);
   const items = getPath(response.body, config.itemsPath);
   if (!Array.isArray(items)) {

@@ -34,6 +34,7 @@ export const TRAITS = [
   'hostileKeys',
   'countOver',
   'countUnder',
+  'cursorExpiry',
 ] as const;
 /** One of {@link TRAITS}. */
 export type Trait = (typeof TRAITS)[number];
@@ -49,6 +50,10 @@ const APPLIES: Partial<Record<Trait, readonly Shape[]>> = {
   countOver: ['rest-page', 'rest-cursor', 'rest-stable-cursor'],
   countUnder: ['rest-page', 'rest-cursor', 'rest-stable-cursor'],
   cursorGrowth: ['rest-cursor', 'rest-stable-cursor'],
+  // Tokens that die (Elasticsearch scroll ids, Salesforce query locators, Google page tokens): a
+  // keyed stream follows one only inside a tie group, and lists the group again from its own key.
+  // A stable cursor is the source's position itself, with no key of the run's to go back to.
+  cursorExpiry: ['rest-cursor'],
   // GitLab answers a moved issue with the closed original and `moved_to_id`, not a redirect.
   transfers: ['github', 'rest-page', 'rest-cursor', 'rest-stable-cursor'],
   // GitHub's `since` and GitLab's `updated_after` ("on or after") are inclusive; an API whose
@@ -137,6 +142,8 @@ export function zooSource(
       overfill: fc.double({ min: 1.1, max: 4, noNaN: true }),
       // Which entity's first listing page comes back empty once (a fraction of the source's size).
       blankAt: fc.double({ min: 0, max: 1, noNaN: true }),
+      // After which listing request every cursor issued so far expires.
+      expiry: fc.integer({ min: 2, max: 40 }),
       // Half the sources one stream, half a full run split into windows read concurrently.
       partitions: fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 4 })),
       live: fc.record({
@@ -181,6 +188,7 @@ export function zooSource(
         blankOnce: on('blankPage') ? [1 + Math.floor(d.blankAt * (entities - 1))] : [],
         hostileKeys: on('hostileKeys') ? d.hostileKeys : 0,
         countSkew: on('countOver') ? d.skew : on('countUnder') ? -d.skew : 0,
+        expireCursorsAfter: on('cursorExpiry') ? [d.expiry] : [],
       };
       return {
         seed: d.seed,

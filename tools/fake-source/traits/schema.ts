@@ -112,6 +112,15 @@ export const traitsSchema = z.strictObject({
    * a read replica behind its primary lists nothing yet. Default none.
    */
   blankOnce: z.array(z.number().int().min(1)).max(1_000).default([]),
+  /**
+   * Listing requests (counted from the traits' setting, 1 is the first) after which every
+   * `/records` cursor issued so far expires: later requests carrying one are answered 410 with
+   * `{"error": "cursor expired"}`. Continuations that do not last: Elasticsearch's scroll ids
+   * past their keep-alive (404 `search_context_missing_exception`), Salesforce's query locators
+   * after 15 idle minutes (400 `INVALID_QUERY_LOCATOR`), Google's page tokens, a continuation
+   * cache's eviction. Default none.
+   */
+  expireCursorsAfter: z.array(z.number().int().min(1)).max(1_000).default([]),
 });
 
 /** Traits as given (`startFakeSource({ traits })`, `{"action":"set-traits"}`). */

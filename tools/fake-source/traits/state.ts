@@ -37,6 +37,10 @@ export interface TraitTruth {
 export class TraitState {
   private settings: Traits = NO_TRAITS;
   private listings = 0;
+  /** Listing counts after which every cursor issued so far expired. */
+  private expiries: number[] = [];
+  /** The listing request that last handed out each `/records` cursor. */
+  private readonly issued = new Map<string, number>();
   /** Entities of `blankOnce` whose page came back blank already. */
   private blanked = new Set<number>();
   private hostile = new Map<FakeEntity, HostileKind>();
@@ -56,6 +60,7 @@ export class TraitState {
   set(options: TraitOptions): Traits {
     this.settings = traitsSchema.parse(options);
     this.listings = 0;
+    this.expiries = [...this.settings.expireCursorsAfter];
     this.blanked = new Set();
     const order = shuffled(
       this.store.all().filter((e) => !e.deleted),
@@ -78,6 +83,28 @@ export class TraitState {
     const cap = this.settings.pageCap;
     if (cap === null) return requested;
     return Math.min(requested, this.listings <= cap.after ? cap.first : cap.later);
+  }
+
+  /**
+   * Records that listing request (the current one) handed out `cursor`: the same position handed
+   * out again later is a fresh continuation.
+   */
+  issueCursor(cursor: string): void {
+    this.issued.set(cursor, this.listings);
+  }
+
+  /**
+   * True when `cursor` expired before the current request (`expireCursorsAfter`, `expireCursors`):
+   * an expiry after request k kills every cursor last handed out by request k or earlier.
+   */
+  cursorExpired(cursor: string): boolean {
+    const issuedBy = this.issued.get(cursor) ?? 0;
+    return this.expiries.some((k) => k < this.listings && issuedBy <= k);
+  }
+
+  /** Every cursor issued so far expires (a control action: the source evicted its continuations). */
+  expireCursors(): void {
+    this.expiries.push(this.listings);
   }
 
   /** The time a `since` filter actually applies, and whether rows at exactly that time match. */
