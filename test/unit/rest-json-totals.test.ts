@@ -30,8 +30,15 @@ describe('a keyed page-numbered listing with a total', () => {
     expect(keyedNext(config, '3', page(3, 8), 3)).toEqual({ next: '4', guessed: true });
   });
 
-  it('ends where the total and a short page agree', () => {
-    expect(keyedNext(config, '3', page(2, 8), 3)).toEqual({ next: null, guessed: false });
+  it('counts the pages so far at the size of this one: a page size that dropped mid-run (GitHub capping `per_page`) addressed fewer rows', () => {
+    // Pages held 2 rows, then the cap fell to 1: page 2 at one row a page is the 2nd row of 3.
+    expect(keyedNext(config, '2', page(1, 3), 2)).toEqual({ next: '3', guessed: false });
+    // A short last page cannot tell a smaller size from the end: one more request decides.
+    expect(keyedNext(config, '3', page(2, 8), 3)).toEqual({ next: '4', guessed: false });
+  });
+
+  it('ends where the total and the page agree', () => {
+    expect(keyedNext(config, '3', page(2, 6), 3)).toEqual({ next: null, guessed: false });
     expect(keyedNext(config, '4', page(0, 8), 3)).toEqual({ next: null, guessed: false });
   });
 });

@@ -129,16 +129,20 @@ export function keyedNext(
   const number = pageOf(pagination, cursor);
   const total = totalOf(config, page.body);
   if (total === null) return { next: nextCursor(config, cursor, page), guessed: true };
-  // Before any page held a row the true page size is unknown (a source may serve one row a page,
-  // whatever it was asked): count one a page, so empty pages cost at most `total` requests, never a row.
-  const size = Math.max(served, page.items.length, 1);
+  // The rows the pages so far addressed, counted at this page's size: a source computes a page's
+  // offset from the page size in force, which can drop mid-run (GitHub caps `per_page` silently,
+  // search services shrink pages under load), so the most a page held would count rows never
+  // addressed. Rows dropped after the limit make the count short: an extra request, never a row.
+  // An empty page says nothing of the size: the most a page held, at least one (a source may
+  // serve one row a page, whatever it was asked), so empty pages cost at most `total` requests.
+  const size = page.items.length > 0 ? page.items.length : Math.max(served, 1);
   const listed = (number - pagination.firstPage) * size + page.items.length;
   if (total > listed) return { next: String(number + 1), guessed: false };
   // The total says the listing ended, but a full page says rows may follow: a total can count
   // short (Elasticsearch's `hits.total` is a lower bound past 10,000; Jira's search counts what it
   // counts), and ending on it would leave the rows past it unread by every run. Read on as without
   // a total: an empty page, or a short page's re-listing, ends it, at one more request at most.
-  if (page.items.length > 0 && page.items.length >= size) return { next: String(number + 1), guessed: true };
+  if (page.items.length > 0 && page.items.length >= served) return { next: String(number + 1), guessed: true };
   return { next: null, guessed: false };
 }
 

@@ -62,10 +62,7 @@ const APPLIES: Partial<Record<Trait, readonly Shape[]>> = {
   // Streams whose position is the run's own key. A stable cursor is the source's own keyset
   // position: a token that passes rows the page did not hold says they are not the caller's to
   // see (as post-limit filtering does), and no client can tell the two apart.
-  // Pending on page numbers: a blank page of a `since` listing whose page cap drops meanwhile loses
-  // a row for good (drawn as rest-page + blankPage + pageCap, 10 entities, pages of 3, and as
-  // rest-page + bigTie + blankPage + pageCap); rest-page is drawn again once that is fixed.
-  blankPage: ['github', 'gitlab', 'rest-cursor'],
+  blankPage: ['github', 'gitlab', 'rest-page', 'rest-cursor'],
 };
 
 /** True when `trait` means something for `shape`. */
