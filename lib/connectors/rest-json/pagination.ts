@@ -142,7 +142,8 @@ export function keyedNext(
   // short (Elasticsearch's `hits.total` is a lower bound past 10,000; Jira's search counts what it
   // counts), and ending on it would leave the rows past it unread by every run. Read on as without
   // a total: an empty page, or a short page's re-listing, ends it, at one more request at most.
-  if (page.items.length > 0 && page.items.length >= served) return { next: String(number + 1), guessed: true };
+  if (page.items.length > 0 && page.items.length >= served)
+    return { next: String(number + 1), guessed: true };
   return { next: null, guessed: false };
 }
 
