@@ -1,3 +1,4 @@
+import { isWellFormed } from '../json/unicode.js';
 import type { FieldError } from './errors.js';
 
 /**
@@ -15,8 +16,6 @@ export const MAX_KEY_LENGTH = 128;
 /** Deepest nesting of objects and arrays. Source configs are a few levels deep. */
 export const MAX_DEPTH = 8;
 
-/** A lone surrogate: in a `u` regex a valid pair is one code point, so only unpaired halves are `Cs`. */
-const LONE_SURROGATE = /\p{Cs}/u;
 const FORBIDDEN_KEYS = new Set(['__proto__']);
 const MAX_ERRORS = 20;
 
@@ -35,7 +34,7 @@ export function jsonLimitViolations(value: unknown): FieldError[] {
   const visit = (node: unknown, path: (string | number)[]): void => {
     if (errors.length >= MAX_ERRORS) return;
     if (typeof node === 'string') {
-      if (LONE_SURROGATE.test(node))
+      if (!isWellFormed(node))
         errors.push({ path: describe(path), message: 'is not valid Unicode (it holds a lone surrogate)' });
       else if (node.length > MAX_STRING_LENGTH)
         errors.push({ path: describe(path), message: `must be at most ${MAX_STRING_LENGTH} characters` });
@@ -55,7 +54,7 @@ export function jsonLimitViolations(value: unknown): FieldError[] {
     for (const key of Object.keys(node)) {
       const at = describe([...path, key]);
       if (FORBIDDEN_KEYS.has(key)) errors.push({ path: at, message: 'is not an allowed field name' });
-      else if (LONE_SURROGATE.test(key))
+      else if (!isWellFormed(key))
         errors.push({ path: at, message: 'has a field name that is not valid Unicode' });
       else if (key.length > MAX_KEY_LENGTH)
         errors.push({ path: at, message: `field names must be at most ${MAX_KEY_LENGTH} characters` });

@@ -1,3 +1,4 @@
+import { isWellFormed, wellFormed } from '../json/unicode.js';
 import {
   itemBytes,
   keyValueBytes,
@@ -127,6 +128,8 @@ export function requestViolation(
   keysOf: KeysOf,
   dynalite: DynaliteValidations,
 ): RuleViolation | null {
+  const unicode = unicodeViolation(body);
+  if (unicode) return unicode;
   switch (operation) {
     case 'TransactWriteItems':
       return transactWriteViolation(body, keysOf, dynalite);
@@ -250,6 +253,32 @@ function batchWriteViolation(
         );
       }),
     ),
+  );
+}
+
+/**
+ * DynamoDB keeps strings, attribute names and expressions as UTF-8, which a lone UTF-16
+ * surrogate has no form in; JSON still carries one (`"\ud800"`). DynamoDB's documentation says
+ * no more than "UTF-8", so the layer holds every string of the request to it: what DynamoDB would
+ * refuse, or store as something other than what was sent, is never sent. moto applies such a
+ * write and then fails to encode its own answer, so the SDK sends it again and the copy meets its
+ * own condition as already written.
+ */
+function unicodeViolation(value: unknown, path = ''): RuleViolation | null {
+  if (typeof value === 'string') return isWellFormed(value) ? null : notUnicode(path);
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, child] of Object.entries(value)) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
+    if (!isWellFormed(key)) return notUnicode(`${path === '' ? '' : `${path}.`}${wellFormed(key)}`);
+    const found = unicodeViolation(child, at);
+    if (found) return found;
+  }
+  return null;
+}
+
+function notUnicode(path: string): RuleViolation {
+  return validation(
+    `One or more parameter values were invalid: ${path} holds a lone UTF-16 surrogate, which has no UTF-8 form`,
   );
 }
 

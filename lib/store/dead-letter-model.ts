@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { REDACTED, redactCursor } from '../connectors/redact-url.js';
 import { stringifyJson } from '../json/lossless.js';
+import { wellFormed } from '../json/unicode.js';
 import type { ErrorClass } from '../retry/errors.js';
 import type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
-import { wellFormed } from './storable.js';
 
 export type { DeadLetterFilter } from '../run/dead-letter-filter.js';
 

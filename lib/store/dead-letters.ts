@@ -5,6 +5,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { wellFormed } from '../json/unicode.js';
 import { countFiledBy, countOpenOfRun } from './dead-letter-counts.js';
 import type { DeadLetterKind, DeadLetterState } from './dead-letter-kinds.js';
 import { type ListDeadLettersOptions, listDeadLetters, OPEN_FILTER } from './dead-letter-listing.js';
@@ -23,7 +24,6 @@ import {
 import { DeadLetterConflictError, isConditionFailure } from './errors.js';
 import { batchGetAll, deleteAllQueried, encodeCursor, type Page } from './paging.js';
 import { refusedItem } from './refused-item.js';
-import { wellFormed } from './storable.js';
 
 export { DEAD_LETTER_KINDS, DEAD_LETTER_STATES } from './dead-letter-kinds.js';
 export type { ListDeadLettersOptions } from './dead-letter-listing.js';

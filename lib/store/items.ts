@@ -217,7 +217,8 @@ export class ItemStore {
           this.doc,
           this.tableName,
           sourceId,
-          entities.map((e) => e.id),
+          // An id DynamoDB cannot hold has no stored state, and asking for it would fail the batch.
+          entities.map((e) => e.id).filter((id) => unstorableIdReason(id) === null),
         )
       : undefined;
     const readOf = (entity: Entity): ReadFirst | undefined =>

@@ -1,4 +1,5 @@
 import { decimalOf, NumberValue } from '../json/lossless.js';
+import { isWellFormed, wellFormed } from '../json/unicode.js';
 
 /**
  * What DynamoDB cannot hold, checked before a write so that one such record is dead-lettered
@@ -24,20 +25,10 @@ const MAX_EXPONENT = 125;
 const MIN_EXPONENT = -130;
 const MAX_NAME_BYTES = 65_535;
 const MAX_SORT_KEY_BYTES = 1_024;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
 // C0 and C1 controls and DEL: an id is shown in logs, terminals and URLs, where these reorder or
 // erase what is printed around them.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
-/**
- * `text` with each lone UTF-16 surrogate replaced by U+FFFD, so it can be written: for texts that
- * describe a record (a dead letter's ref, reason and excerpt), never for the record's own data.
- */
-export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATES, '\ufffd');
-}
 
 /** `text` as a reason quotes it: clipped and JSON-escaped, so a lone surrogate shows as `\ud800`. */
 function quoted(text: string): string {
@@ -79,7 +70,7 @@ function scalarProblem(value: unknown, path: readonly string[]): string | null {
     return numberProblem(String(value), path);
   }
   if (value instanceof NumberValue) return numberProblem(value.value, path);
-  if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
+  if (typeof value === 'string' && !isWellFormed(value)) {
     return `string at ${where(path)} holds an unpaired UTF-16 surrogate, which has no UTF-8 form for DynamoDB to store`;
   }
   return null;
@@ -110,7 +101,7 @@ export function unstorableReason(value: unknown, path: readonly string[] = [], l
       if (Buffer.byteLength(key) > MAX_NAME_BYTES) {
         return `field name ${quoted(key)} at ${where(path)} is longer than DynamoDB's 64 KB attribute-name limit`;
       }
-      if (LONE_SURROGATE.test(key)) {
+      if (!isWellFormed(key)) {
         return `field name ${quoted(key)} at ${where(path)} holds an unpaired UTF-16 surrogate, which has no UTF-8 form for DynamoDB to store`;
       }
     }
@@ -129,7 +120,7 @@ export function unstorableReason(value: unknown, path: readonly string[] = [], l
  */
 export function unstorableIdReason(id: string): string | null {
   if (id === '') return 'the id is empty';
-  if (LONE_SURROGATE.test(id)) {
+  if (!isWellFormed(id)) {
     return `id ${quoted(id)} holds an unpaired UTF-16 surrogate, which has no UTF-8 form for DynamoDB to store`;
   }
   if (CONTROL.test(id)) return `id ${quoted(id)} holds a control character, which an id may not`;

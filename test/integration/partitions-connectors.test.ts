@@ -116,3 +116,30 @@ describe.each(Object.keys(SHAPES) as (keyof typeof SHAPES)[])('a partitioned ful
     expect(comparison.stale).toEqual([]);
   }, 120_000);
 });
+
+describe('a partitioned run over ids DynamoDB cannot hold', () => {
+  it('ends: a window whose newest record has a lone surrogate in its id keeps it among the ids it read as a digest', async () => {
+    const fake = await startFakeSource({
+      entities: 60,
+      seed: 21,
+      latencyMs: 0,
+      profile: { invalidRecords: 0 },
+      traits: { hostileKeys: 3 },
+    });
+    fakes.push(fake);
+    // Pages of one: each page's record is the newest its window has read, the bad id's too.
+    await putSource(engine.deps, 'hostile-windows', 'rest-json', fakeRestConfig(fake.url, { pageSize: 1 }));
+
+    const done = await fullRun('hostile-windows');
+
+    expect(done.state).toBe('succeeded');
+    expect(partitionsOf(done).length).toBeGreaterThan(1);
+    const { hostile } = fake.truth();
+    const badIds = Object.keys(hostile).filter((id) => hostile[id] === 'surrogate-id');
+    expect(badIds.length).toBeGreaterThan(0);
+    const letters = await engine.deps.deadLetters.listAll('hostile-windows');
+    for (const id of badIds) expect(letters.map((entry) => entry.ref)).toContain(`${id}\ufffd`);
+    const stored = await engine.deps.items.listAll('hostile-windows');
+    expect(stored.length + letters.length).toBe(60);
+  }, 120_000);
+});

@@ -264,6 +264,62 @@ describe('the strict DynamoDB layer', () => {
     );
   });
 
+  it.each([
+    [
+      'a value',
+      {
+        ...running,
+        UpdateExpression: 'SET ids = :ids',
+        ExpressionAttributeValues: { ':ids': ['e-1\ud800'] },
+      },
+      ':ids.L[0].S',
+    ],
+    [
+      'a map key',
+      {
+        ...running,
+        UpdateExpression: 'SET m = :m',
+        ExpressionAttributeValues: { ':m': { a: { ['k\udc00']: 1 } } },
+      },
+      ':m.M.a.M.k\ufffd',
+    ],
+    [
+      'a key',
+      {
+        TableName: 'runs',
+        Key: { id: '\udbff' },
+        UpdateExpression: 'SET n = :n',
+        ExpressionAttributeValues: { ':n': 1 },
+      },
+      'Key.id.S',
+    ],
+  ])(
+    'refuses a lone UTF-16 surrogate in %s, unsent: DynamoDB keeps UTF-8, which has no form for it',
+    async (_where, input, path) => {
+      const { doc, sent } = strictClient();
+
+      const refused = await refusal(doc.send(new UpdateCommand(input as never)));
+
+      expect(refused.name).toBe('ValidationException');
+      expect(refused.message).toContain(`${path} holds a lone UTF-16 surrogate`);
+      expect(sent).toEqual([]);
+    },
+  );
+
+  it('sends a surrogate pair (an emoji) as the one character it is', async () => {
+    const { doc, sent } = strictClient();
+
+    await doc.send(
+      new UpdateCommand({
+        ...running,
+        UpdateExpression: 'SET t = :t',
+        ExpressionAttributeValues: { ':t': 'ok \ud83d\ude00' },
+      }),
+    );
+
+    expect(sent).toEqual(['UpdateItem']);
+  });
+
   it('checks the low-level client too, where values travel as attribute values', async () => {
     const { dynamo, sent } = strictClient();
 

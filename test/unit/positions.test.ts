@@ -81,6 +81,16 @@ describe('a keyset position inside a tie group', () => {
     expect(step.deliver).toEqual([false, true, false]);
   });
 
+  it('keeps a short id that is not well-formed Unicode as a digest of its code units, so it can be stored', () => {
+    const [high, low] = [compactId('e-1\ud800'), compactId('e-1\ud801')];
+    expect(high).toMatch(/^~[A-Za-z0-9_-]{12}$/);
+    // UTF-8 would make both halves U+FFFD and give the two ids one digest.
+    expect(low).not.toBe(high);
+    expect(compactId(high)).toBe(high);
+    // A well-formed pair is one character: the id stays as it is.
+    expect(compactId('e-\ud83d\ude00')).toBe('e-\ud83d\ude00');
+  });
+
   it('fits the stored ceiling with two pages of 10,000 UUIDs (the largest rest-json page size)', () => {
     const uuids = (n: number) => Array.from({ length: n }, () => randomUUID());
     const cursor = encodePosition({
