@@ -3,6 +3,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   GetItemCommand,
+  InternalServerError,
   type ServiceInputTypes,
   type ServiceOutputTypes,
   TransactionCanceledException,
@@ -29,6 +30,15 @@ export interface DynamoFaultPlan {
   readonly transactionConflict?: number;
   /** Chance that a PutItem, UpdateItem or DeleteItem fails with `TransactionConflictException` without being sent. */
   readonly writeConflict?: number;
+  /**
+   * Chance that a PutItem, UpdateItem or DeleteItem is applied and its answer then lost: DynamoDB's
+   * HTTP 500 `InternalServerError`, after which "the request may or may not have succeeded" (its
+   * developer guide, error handling), or a connection that drops once the request has arrived.
+   * The SDK sends the write again, and the copy meets its own condition as already written.
+   * Transactions are left alone: the SDK gives each a `ClientRequestToken`, and DynamoDB answers a
+   * repeat of an applied one as a success.
+   */
+  readonly lostAnswer?: number;
   /** Chance that an eventually consistent read answers with what the items were `staleMs` ago. */
   readonly staleRead?: number;
   /** How far behind a stale read lags; default 1,000 ms. */
@@ -39,7 +49,7 @@ export interface DynamoFaultPlan {
    */
   readonly now?: () => number;
   /**
-   * At most this many faults drawn by chance (the three above); unset means no bound. Conflicts with
+   * At most this many faults drawn by chance (the four above); unset means no bound. Conflicts with
    * a request in flight do not count against it. A test that wants "the first attempt fails" sets a
    * chance of 1 and a limit of 1.
    */
@@ -56,6 +66,8 @@ export interface DynamoFaultCounts {
   inFlightConflicts: number;
   /** Reads answered with an earlier state of at least one item. */
   staleReads: number;
+  /** Single-item writes applied and answered with a 500 (see `lostAnswer`). */
+  lostAnswers: number;
 }
 
 const SINGLE_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
@@ -111,6 +123,7 @@ export class DynamoFaults {
     writeConflicts: 0,
     inFlightConflicts: 0,
     staleReads: 0,
+    lostAnswers: 0,
   };
   private plan: DynamoFaultPlan;
   private random: () => number;
@@ -253,25 +266,26 @@ export class DynamoFaults {
     }
     const held = command === 'TransactWriteItemsCommand' ? this.transacting : this.writing;
     for (const id of ids) held.set(id, (held.get(id) ?? 0) + 1);
+    let result: T;
     try {
       // Earlier states are kept only while a stale read could show them. A single-item write
       // that asked for nothing back brings its own (see install); any other write costs a
       // consistent read of each item first.
       if (ownOld) {
-        const result = await send();
+        result = await send();
         const output = result.output as Output;
         const old = output.Attributes as Image | undefined;
         delete output.Attributes;
         const wire = old && document ? (marshall(old, MARSHALL) as Image) : old;
         this.stale.record(ids[0]!, this.now(), wire);
-        return result;
+      } else if (!this.plan.staleRead) {
+        result = await send();
+      } else {
+        const before = await Promise.all(keys.map((k) => this.image(k)));
+        result = await send();
+        const at = this.now();
+        for (const [i, image] of before.entries()) this.stale.record(ids[i]!, at, image);
       }
-      if (!this.plan.staleRead) return await send();
-      const before = await Promise.all(keys.map((k) => this.image(k)));
-      const result = await send();
-      const at = this.now();
-      for (const [i, image] of before.entries()) this.stale.record(ids[i]!, at, image);
-      return result;
     } finally {
       for (const id of ids) {
         const left = (held.get(id) ?? 1) - 1;
@@ -279,6 +293,12 @@ export class DynamoFaults {
         else held.delete(id);
       }
     }
+    // Applied, and then answered with a 500: the SDK sends the write again.
+    if (SINGLE_WRITES.has(command) && this.chance(this.plan.lostAnswer)) {
+      this.counts.lostAnswers++;
+      throw lostAnswer();
+    }
+    return result;
   }
 
   /** The items a write touches (a condition check writes nothing but holds its item all the same). */
@@ -345,6 +365,14 @@ export class DynamoFaults {
   private staleMs(): number {
     return this.plan.staleMs ?? 1_000;
   }
+}
+
+/** DynamoDB's 500: the SDK retries it (a server fault); the write may have been applied. */
+function lostAnswer(): InternalServerError {
+  return new InternalServerError({
+    message: 'Internal server error',
+    $metadata: { httpStatusCode: 500 },
+  });
 }
 
 function conflict(): TransactionConflictException {

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChainCommit, commitWrites, type PlannedChains, planWrites } from './chain-commit.js';
 import { CHAIN_LIVE, type ChainRef, chainKey, chainName, type StoredChain, toChain } from './chain-item.js';
-import { isConditionFailure, type StoreError } from './errors.js';
+import { DuplicatePageError, isConditionFailure, StoreError } from './errors.js';
 import { type Expected, explainRefusal } from './refusals.js';
 import { refusedItem } from './refused-item.js';
 import type { SyncRunStore } from './sync-runs.js';
@@ -168,12 +168,22 @@ export class ChainStore {
   async commit(c: ChainCommit): Promise<void> {
     const expected = { epoch: c.epoch, page: c.page };
     const writes = commitWrites(this.runs.tableName, c, await this.countsIfEnding(c));
-    if (writes.length === 1) {
-      const { Key: _key, TableName: _table, ...update } = writes[0]!.Update!;
-      await this.update(c.ref, expected, update as UpdateParts);
-      return;
+    try {
+      if (writes.length === 1) {
+        const { Key: _key, TableName: _table, ...update } = writes[0]!.Update!;
+        await this.update(c.ref, expected, update as UpdateParts);
+        return;
+      }
+      await this.transact(c.ref, expected, writes);
+    } catch (error) {
+      // DynamoDB may apply a write and lose its answer (a 500, a dropped connection): the SDK's
+      // next send then meets the condition the first one moved, or no send is left and the
+      // error comes through. This commit's own checkpoint on the chain says it was applied: the
+      // caller goes on as after any commit (else the message's redelivery would find its page
+      // committed and drop it, and the successor would wait for the reaper).
+      if (isAmbiguous(error) && isOwnCommit(await this.readAfter(c.ref, error), c)) return;
+      throw error;
     }
-    await this.transact(c.ref, expected, writes);
   }
 
   /**
@@ -192,18 +202,47 @@ export class ChainStore {
    * that finished the last other window, the reaper) one arms it. False when another did.
    */
   async armTail(ref: ChainRef, epoch: number, from: string | null, page: number, now: number) {
-    return this.tryUpdate(ref, {
-      UpdateExpression: 'SET chainState = :running, tailFrom = :from, handoff = :handoff, heartbeatAt = :now',
-      ConditionExpression: `${CHAIN_LIVE} AND chainState = :idle`,
-      ExpressionAttributeValues: {
-        ':epoch': epoch,
-        ':running': 'running',
-        ':idle': 'idle',
-        ':from': from,
-        ':now': now,
-        ':handoff': { page, at: now, sentAt: null },
-      },
-    });
+    let doubt: unknown;
+    try {
+      const armed = await this.tryUpdate(ref, {
+        UpdateExpression:
+          'SET chainState = :running, tailFrom = :from, handoff = :handoff, heartbeatAt = :now',
+        ConditionExpression: `${CHAIN_LIVE} AND chainState = :idle`,
+        ExpressionAttributeValues: {
+          ':epoch': epoch,
+          ':running': 'running',
+          ':idle': 'idle',
+          ':from': from,
+          ':now': now,
+          ':handoff': { page, at: now, sentAt: null },
+        },
+      });
+      if (armed) return true;
+    } catch (error) {
+      doubt = error;
+    }
+    // Refused or failed: by another decider's arming, or this one's answer was lost (see commit).
+    const chain = await this.readAfter(ref, doubt);
+    const own =
+      chain?.epoch === epoch &&
+      chain.state === 'running' &&
+      chain.tailFrom === from &&
+      chain.handoff?.page === page &&
+      chain.handoff.at === now;
+    if (!own && doubt !== undefined) throw doubt;
+    return own;
+  }
+
+  /**
+   * The chain as it is after a write whose outcome is in doubt; `error` (the write's) is thrown
+   * instead when the read fails too, so the caller's failure is the write's.
+   */
+  private async readAfter(ref: ChainRef, error: unknown): Promise<StoredChain | undefined> {
+    try {
+      return await this.get(ref);
+    } catch (readError) {
+      throw error ?? readError;
+    }
   }
 
   /** Names a refused chain write: the run's reasons first (cancelled, fenced, ended), then the chain's page. */
@@ -272,4 +311,29 @@ export class ChainStore {
       },
     });
   }
+}
+
+/**
+ * Whether `chain` holds commit `c` itself: the next page after it, and its checkpoint as it wrote
+ * it (page, instant, cursor) at its epoch. Two deliveries committing the same page at the same
+ * millisecond with the same cursor are one commit as far as anything that follows can tell.
+ */
+function isOwnCommit(chain: StoredChain | undefined, c: ChainCommit): boolean {
+  return (
+    chain !== undefined &&
+    chain.epoch === c.epoch &&
+    chain.nextPage === c.page + 1 &&
+    chain.checkpoint?.page === c.page &&
+    chain.checkpoint.at === c.now &&
+    chain.checkpoint.cursor === c.checkpoint.cursor
+  );
+}
+
+/**
+ * Whether a write that failed with `error` may have been applied: a refusal naming the page as
+ * already committed (the SDK sent it again after a lost answer), or an error that is none of the
+ * store's refusals (a 500, a timeout, a dropped connection).
+ */
+function isAmbiguous(error: unknown): boolean {
+  return error instanceof DuplicatePageError || !(error instanceof StoreError);
 }

@@ -8,6 +8,7 @@ export class FaultTally {
     writeConflicts: 0,
     inFlightConflicts: 0,
     staleReads: 0,
+    lostAnswers: 0,
   };
 
   add(injected: DynamoFaultCounts): void {
@@ -23,11 +24,13 @@ export class FaultTally {
   check(env: NodeJS.ProcessEnv): string[] {
     if (env.CHAOS_DYNAMO_FAULTS === '0' || this.trials < 3) return [];
     const problems: string[] = [];
-    const { transactionConflicts, writeConflicts, inFlightConflicts, staleReads } = this.total;
+    const { transactionConflicts, writeConflicts, inFlightConflicts, staleReads, lostAnswers } = this.total;
     if (transactionConflicts + writeConflicts + inFlightConflicts === 0)
       problems.push(`no conflict was injected across ${this.trials} trials`);
     if (env.CHAOS_STALE_READS !== '0' && staleReads === 0)
       problems.push(`no stale read was served across ${this.trials} trials`);
+    if (env.CHAOS_LOST_ANSWERS !== '0' && lostAnswers === 0)
+      problems.push(`no write answer was lost across ${this.trials} trials`);
     return problems;
   }
 }

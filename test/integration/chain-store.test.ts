@@ -1,13 +1,15 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
 import type { SyncRun } from '../../lib/run/model.js';
 import type { ChainEnding } from '../../lib/store/chain-commit.js';
 import { type ChainRef, chainKey } from '../../lib/store/chain-item.js';
-import type { ChainStore } from '../../lib/store/chains.js';
+import { ChainStore } from '../../lib/store/chains.js';
 import { DuplicatePageError, RunFencedError, StoreError } from '../../lib/store/errors.js';
 import type { RunLifecycle } from '../../lib/store/lifecycle.js';
-import type { Fence, SyncRunStore } from '../../lib/store/sync-runs.js';
+import { type Fence, SyncRunStore } from '../../lib/store/sync-runs.js';
 import { type ChainFixture, T0, useChainFixture } from '../support/chain-fixture.js';
+import { withDynamoFaults } from '../support/dynamo-faults.js';
 
 /**
  * Late and stale chain writes, on the store directly: a claim or a send confirmation for a page
@@ -209,5 +211,66 @@ describe('a run that is not running', () => {
 
     await expect(fence(run.runId, 0, [{ page: 2 }])).rejects.toBeInstanceOf(StoreError);
     expect((await runs.require(run.runId)).epoch).toBe(1);
+  });
+});
+
+describe('a chain write DynamoDB applied and answered with a 500', () => {
+  /** The fixture's chains through the fault layer, losing the answer of the next `lost` single-item writes. */
+  async function losingAnswers(lost: number, maxAttempts?: number) {
+    const faulty = await withDynamoFaults(fx.aws, { seed: 3 }, maxAttempts);
+    const lossy = new ChainStore(
+      faulty.clients.doc,
+      new SyncRunStore(faulty.clients.doc, fx.aws.names.syncRunsTable),
+    );
+    faulty.faults.set({ seed: 3, lostAnswer: 1, limit: lost });
+    return {
+      lossy,
+      faults: faulty.faults,
+      close() {
+        destroyAwsClients(faulty.clients);
+        faulty.faults.destroy();
+      },
+    };
+  }
+
+  it.each([
+    ['the SDK sent it again and the copy was refused', undefined],
+    ['no send was left to the SDK and the 500 came through', 1],
+  ])('is a commit all the same when %s', async (_case, maxAttempts) => {
+    const { ref } = await KINDS[1].chainAtPage2();
+    await chains.claim(ref, 1, 2, T0 + 20);
+    const { lossy, faults, close } = await losingAnswers(1, maxAttempts);
+    try {
+      const page = { ref, epoch: 1, page: 2, processed: 10, errors: 0, now: T0 + 21 };
+
+      await lossy.commit({ ...page, checkpoint: { cursor: 'c-3', watermark: null } });
+
+      expect(faults.counts.lostAnswers).toBe(1);
+      expect(await chains.get(ref)).toMatchObject({
+        nextPage: 3,
+        processed: 20,
+        checkpoint: { page: 2, at: T0 + 21 },
+      });
+      // Another delivery's commit of the same page is still a duplicate.
+      await expect(
+        lossy.commit({ ...page, now: T0 + 22, checkpoint: { cursor: 'c-3', watermark: null } }),
+      ).rejects.toBeInstanceOf(DuplicatePageError);
+    } finally {
+      close();
+    }
+  });
+
+  it("arms a tail pass whose arming lost its answer, and still not another decider's", async () => {
+    const run = await plannedRun();
+    const idle = { runId: run.runId, partition: 1 };
+    await chains.claim(idle, 1, 1, T0 + 3);
+    await commit(idle, 1, 'idle');
+    const { lossy, close } = await losingAnswers(1);
+    try {
+      expect(await lossy.armTail(idle, 1, 'v-9', 2, T0 + 20)).toBe(true);
+      expect(await lossy.armTail(idle, 1, 'v-9', 2, T0 + 21)).toBe(false);
+    } finally {
+      close();
+    }
   });
 });

@@ -189,3 +189,56 @@ describe('stale reads', () => {
     expect(await read(runId, false)).toBe(1);
   });
 });
+
+describe('lost answers', () => {
+  it('applies a single-item write and answers it with a 500; the SDK sends it again, and a condition meets its own write', async () => {
+    faulty.faults.set({ seed: 5, lostAnswer: 1, limit: 1 });
+    const before = faulty.faults.counts.lostAnswers;
+    const runId = ulid();
+    const create = new PutCommand({
+      TableName: table,
+      Item: { runId, n: 1 },
+      ConditionExpression: 'attribute_not_exists(runId)',
+    });
+
+    const error = await faulty.clients.doc.send(create).catch((e: unknown) => e);
+
+    expect((error as Error).name).toBe('ConditionalCheckFailedException');
+    expect(faulty.faults.counts.lostAnswers).toBe(before + 1);
+    expect(await stored(runId)).toEqual({ runId, n: 1 });
+  });
+
+  it('shows the 500 itself to a client that makes one attempt, the write applied', async () => {
+    const once = await withDynamoFaults(aws, { seed: 6, lostAnswer: 1, limit: 1 }, 1);
+    try {
+      const runId = ulid();
+      const error = await once.clients.doc
+        .send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { runId },
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': 2 },
+          }),
+        )
+        .catch((e: unknown) => e);
+
+      expect(error).toMatchObject({ name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
+      expect(await stored(runId)).toEqual({ runId, n: 2 });
+    } finally {
+      destroyAwsClients(once.clients);
+      once.faults.destroy();
+    }
+  });
+
+  it('leaves transactions alone: DynamoDB answers a repeat of an applied one (same ClientRequestToken) as a success', async () => {
+    faulty.faults.set({ seed: 7, lostAnswer: 1 });
+    const before = faulty.faults.counts.lostAnswers;
+    const runId = ulid();
+
+    await faulty.clients.doc.send(new TransactWriteCommand({ TransactItems: [put(runId)] }));
+
+    expect(faulty.faults.counts.lostAnswers).toBe(before);
+    faulty.faults.set({ seed: 1 });
+  });
+});

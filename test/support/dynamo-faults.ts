@@ -18,7 +18,12 @@ export interface FaultyAws {
  * const { clients, faults } = await withDynamoFaults(aws, { seed: 1 });
  * faults.set({ seed: 1, transactionConflict: 1, limit: 1 }); // the next transaction collides once
  */
-export async function withDynamoFaults(aws: TestAws, plan: DynamoFaultPlan): Promise<FaultyAws> {
+export async function withDynamoFaults(
+  aws: TestAws,
+  plan: DynamoFaultPlan,
+  /** Attempts the SDK makes per request (its default: 3); 1 shows the caller every fault. */
+  maxAttempts?: number,
+): Promise<FaultyAws> {
   const faults = new DynamoFaults(plan);
   const serializeDynamoDB = !(await isSerializedEmulator(aws.endpoint));
   const clients = createAwsClients({
@@ -26,6 +31,7 @@ export async function withDynamoFaults(aws: TestAws, plan: DynamoFaultPlan): Pro
     endpoint: aws.endpoint,
     serializeDynamoDB,
     dynamoFaults: faults,
+    ...(maxAttempts ? { maxAttempts } : {}),
   });
   return { clients, faults };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { urlFields } from '../../lib/api/source-guard.js';
 import { destroyAwsClients } from '../../lib/aws/clients.js';
+import type { DynamoFaultPlan, DynamoFaults } from '../../lib/aws/dynamo-faults.js';
 import { loadConfig } from '../../lib/config/env.js';
 import { sameSecret, secretReferences } from '../../lib/connectors/secret-binding.js';
 import type { EngineDeps } from '../../lib/engine/index.js';
@@ -13,6 +14,7 @@ import { runParamsHash, stableHash } from '../../lib/run/hash.js';
 import { isTerminal, type RunMode, type SyncRun } from '../../lib/run/model.js';
 import { type FakeSource, type FakeSourceOptions, startFakeSource } from '../../tools/fake-source/index.js';
 import { setUpTestAws, TEST_REGION, type TestAws } from './aws.js';
+import { withDynamoFaults } from './dynamo-faults.js';
 import { newRun } from './runs.js';
 
 /** Retry timing for tests: real backoff decisions, sleeps shortened a hundredfold. */
@@ -27,6 +29,8 @@ export function fastRetry(scale = 0.01): RetryDeps {
 /** An engine wired to this test file's own resources on the emulator. */
 export interface TestEngine {
   readonly aws: TestAws;
+  /** The DynamoDB fault layer under the engine's stores, when the file asked for one (`dynamoFaults`). */
+  readonly faults: DynamoFaults | undefined;
   readonly deps: EngineDeps;
   /** Creates (does not start) a local runtime over this engine. */
   runtime(options?: Partial<Omit<LocalRuntimeOptions, 'deps' | 'clients' | 'resources'>>): LocalRuntime;
@@ -39,6 +43,11 @@ export type TestEngineOptions = Partial<Omit<EngineOptions, 'config' | 'clients'
   bootstrap?: BootstrapOptions;
   /** Extra environment for the engine's config (`WATERMARK_LOOKBACK_SECONDS`, …). */
   env?: Record<string, string>;
+  /**
+   * The engine's stores (not the test's own checks, nor worker processes) go through the DynamoDB
+   * fault layer with this plan (lib/aws/dynamo-faults.ts).
+   */
+  dynamoFaults?: DynamoFaultPlan;
 };
 
 /**
@@ -58,10 +67,11 @@ async function setUpTestEngine(hint: string, options: TestEngineOptions = {}): P
     MAX_PARTITIONS_PER_RUN: '1',
     ...options.env,
   });
-  const { bootstrap: _bootstrap, env: _env, ...engineOptions } = options;
+  const { bootstrap: _bootstrap, env: _env, dynamoFaults, ...engineOptions } = options;
+  const faulty = dynamoFaults ? await withDynamoFaults(aws, dynamoFaults) : undefined;
   const deps = createEngineDeps({
     config,
-    clients: aws.clients,
+    clients: faulty?.clients ?? aws.clients,
     queues: { pageQueueUrl: aws.resources.pageQueueUrl, pageQueueArn: aws.resources.pageQueueArn },
     logger: createLogger(process.env.HARVESTER_TEST_LOG === '1' ? 'DEBUG' : 'SILENT'),
     retry: fastRetry(),
@@ -73,8 +83,13 @@ async function setUpTestEngine(hint: string, options: TestEngineOptions = {}): P
     async stop() {
       await Promise.all(runtimes.map((r) => r.stop()));
       destroyAwsClients(aws.clients);
+      if (faulty) {
+        destroyAwsClients(faulty.clients);
+        faulty.faults.destroy();
+      }
     },
     aws,
+    faults: faulty?.faults,
     deps,
     runtime(runtimeOptions = {}) {
       const runtime = new LocalRuntime({
@@ -262,6 +277,9 @@ export function useEngineWithFakes(hint: string, options: EngineWithFakesOptions
     },
     get deps() {
       return ready().engine.deps;
+    },
+    get faults() {
+      return ready().engine.faults;
     },
     runtime: (options) => ready().engine.runtime(options),
     stop: () => ready().engine.stop(),

@@ -279,7 +279,7 @@ describe('the strict DynamoDB layer', () => {
       {
         ...running,
         UpdateExpression: 'SET m = :m',
-        ExpressionAttributeValues: { ':m': { a: { ['k\udc00']: 1 } } },
+        ExpressionAttributeValues: { ':m': { a: { 'k\udc00': 1 } } },
       },
       ':m.M.a.M.k\ufffd',
     ],
