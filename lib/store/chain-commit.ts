@@ -58,6 +58,8 @@ export function commitWrites(
   tableName: string,
   c: ChainCommit,
   before: ChainCounters | undefined,
+  /** Written on the chain, so that the writer can tell its own commit after a lost answer. */
+  token: string,
 ): TransactItem[] {
   const ending = c.checkpoint.cursor === null ? (c.ending ?? 'done') : undefined;
   const checkpoint: Checkpoint = { ...c.checkpoint, page: c.page, at: c.now };
@@ -67,7 +69,7 @@ export function commitWrites(
   const gone = c.gone ?? 0;
   const ahead = c.ahead ?? 0;
   const sets = [
-    'checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now',
+    'checkpoint = :checkpoint, nextPage = :following, heartbeatAt = :now, writeToken = :token',
     '#processed = #processed + :processed, #pages = #pages + :one, errorCount = errorCount + :errors',
     ...(setTotal ? ['#total = :total'] : []),
     ...(setStated ? ['statedTotal = :stated'] : []),
@@ -96,6 +98,7 @@ export function commitWrites(
         ':page': c.page,
         ':following': c.page + 1,
         ':checkpoint': checkpoint,
+        ':token': token,
         ':processed': c.processed,
         ':errors': c.errors,
         ':one': 1,

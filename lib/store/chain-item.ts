@@ -81,6 +81,11 @@ export interface StoredChain extends ChainCounters {
   readonly tailFrom: string | null;
   /** The run filed an item dead letter from a page of this chain (see `SyncRunStore.markItemDeadLetters`). */
   readonly itemDeadLetters: boolean;
+  /**
+   * The token of the last write that moved the chain on (a commit, a tail pass's arming): the
+   * writer reads it back when DynamoDB's answer was lost, to learn whether its write landed.
+   */
+  readonly writeToken: string | null;
 }
 
 /** Zeroed counters. */
@@ -139,6 +144,7 @@ export function toChain(item: Record<string, unknown>): StoredChain {
     latestIds: (item.latestIds ?? []) as string[],
     tailFrom: (item.tailFrom ?? null) as string | null,
     itemDeadLetters: item.itemDeadLetters === true,
+    writeToken: (item.writeToken ?? null) as string | null,
   };
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChainCommit, commitWrites, type PlannedChains, planWrites } from './chain-commit.js';
 import { CHAIN_LIVE, type ChainRef, chainKey, chainName, type StoredChain, toChain } from './chain-item.js';
@@ -167,7 +168,8 @@ export class ChainStore {
    */
   async commit(c: ChainCommit): Promise<void> {
     const expected = { epoch: c.epoch, page: c.page };
-    const writes = commitWrites(this.runs.tableName, c, await this.countsIfEnding(c));
+    const token = randomUUID();
+    const writes = commitWrites(this.runs.tableName, c, await this.countsIfEnding(c), token);
     try {
       if (writes.length === 1) {
         const { Key: _key, TableName: _table, ...update } = writes[0]!.Update!;
@@ -178,10 +180,10 @@ export class ChainStore {
     } catch (error) {
       // DynamoDB may apply a write and lose its answer (a 500, a dropped connection): the SDK's
       // next send then meets the condition the first one moved, or no send is left and the
-      // error comes through. This commit's own checkpoint on the chain says it was applied: the
-      // caller goes on as after any commit (else the message's redelivery would find its page
+      // error comes through. This commit's token on the chain (each call writes its own) says it
+      // was applied: the caller goes on as after any commit (else the message's redelivery would find its page
       // committed and drop it, and the successor would wait for the reaper).
-      if (isAmbiguous(error) && isOwnCommit(await this.readAfter(c.ref, error), c)) return;
+      if (isAmbiguous(error) && isOwnWrite(await this.readAfter(c.ref, error), c.epoch, token)) return;
       throw error;
     }
   }
@@ -203,10 +205,11 @@ export class ChainStore {
    */
   async armTail(ref: ChainRef, epoch: number, from: string | null, page: number, now: number) {
     let doubt: unknown;
+    const token = randomUUID();
     try {
       const armed = await this.tryUpdate(ref, {
         UpdateExpression:
-          'SET chainState = :running, tailFrom = :from, handoff = :handoff, heartbeatAt = :now',
+          'SET chainState = :running, tailFrom = :from, handoff = :handoff, heartbeatAt = :now, writeToken = :token',
         ConditionExpression: `${CHAIN_LIVE} AND chainState = :idle`,
         ExpressionAttributeValues: {
           ':epoch': epoch,
@@ -215,6 +218,7 @@ export class ChainStore {
           ':from': from,
           ':now': now,
           ':handoff': { page, at: now, sentAt: null },
+          ':token': token,
         },
       });
       if (armed) return true;
@@ -222,13 +226,7 @@ export class ChainStore {
       doubt = error;
     }
     // Refused or failed: by another decider's arming, or this one's answer was lost (see commit).
-    const chain = await this.readAfter(ref, doubt);
-    const own =
-      chain?.epoch === epoch &&
-      chain.state === 'running' &&
-      chain.tailFrom === from &&
-      chain.handoff?.page === page &&
-      chain.handoff.at === now;
+    const own = isOwnWrite(await this.readAfter(ref, doubt), epoch, token);
     if (!own && doubt !== undefined) throw doubt;
     return own;
   }
@@ -313,20 +311,9 @@ export class ChainStore {
   }
 }
 
-/**
- * Whether `chain` holds commit `c` itself: the next page after it, and its checkpoint as it wrote
- * it (page, instant, cursor) at its epoch. Two deliveries committing the same page at the same
- * millisecond with the same cursor are one commit as far as anything that follows can tell.
- */
-function isOwnCommit(chain: StoredChain | undefined, c: ChainCommit): boolean {
-  return (
-    chain !== undefined &&
-    chain.epoch === c.epoch &&
-    chain.nextPage === c.page + 1 &&
-    chain.checkpoint?.page === c.page &&
-    chain.checkpoint.at === c.now &&
-    chain.checkpoint.cursor === c.checkpoint.cursor
-  );
+/** Whether the chain's last move was the write that carried `token`, at `epoch`. */
+function isOwnWrite(chain: StoredChain | undefined, epoch: number, token: string): boolean {
+  return chain !== undefined && chain.epoch === epoch && chain.writeToken === token;
 }
 
 /**
