@@ -1,9 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from './errors.js';
 
 /** The source item's attribute holding the last scheduled time a schedule fired for. */
 function firingAttribute(schedule: string): string {
   return `firedAt:${schedule}`;
+}
+
+/** The attribute holding the token of the delivery that recorded that firing. */
+function recorderAttribute(schedule: string): string {
+  return `firedBy:${schedule}`;
 }
 
 /** What {@link ScheduleFirings.record} made of one delivery of a schedule's firing. */
@@ -31,27 +37,37 @@ export class ScheduleFirings {
    */
   async record(sourceId: string, schedule: string, scheduledAt: number): Promise<FiringRecord> {
     const attribute = firingAttribute(schedule);
+    const token = randomUUID();
     try {
       const { Attributes } = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { sourceId },
-          UpdateExpression: 'SET #fired = :at',
+          UpdateExpression: 'SET #fired = :at, #by = :token',
           // Strictly newer: the same scheduled time again is the duplicate delivery.
           ConditionExpression:
             'attribute_exists(sourceId) AND (attribute_not_exists(#fired) OR #fired < :at)',
-          ExpressionAttributeNames: { '#fired': attribute },
-          ExpressionAttributeValues: { ':at': scheduledAt },
+          ExpressionAttributeNames: { '#fired': attribute, '#by': recorderAttribute(schedule) },
+          ExpressionAttributeValues: { ':at': scheduledAt, ':token': token },
           ReturnValues: 'UPDATED_OLD',
         }),
       );
       const previous = Attributes?.[attribute];
       return { outcome: 'recorded', previous: typeof previous === 'number' ? previous : undefined };
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const { Item } = await this.doc.send(
-        new GetCommand({ TableName: this.tableName, Key: { sourceId }, ConsistentRead: true }),
-      );
+      const refused = isConditionFailure(error);
+      // DynamoDB may apply the write and lose its answer (a 500): the SDK's second send is then
+      // refused by this very firing, or the 500 comes through. The item tells.
+      const { Item } = await this.doc
+        .send(new GetCommand({ TableName: this.tableName, Key: { sourceId }, ConsistentRead: true }))
+        .catch((readError: unknown) => {
+          throw refused ? readError : error;
+        });
+      if (Item?.[recorderAttribute(schedule)] === token) {
+        // Its answer, with the time it replaced, was lost: undone, the firing leaves no time behind.
+        return { outcome: 'recorded', previous: undefined };
+      }
+      if (!refused) throw error;
       if (!Item) return { outcome: 'source_not_found' };
       return { outcome: 'duplicate', last: Number(Item[attribute]) };
     }

@@ -1,5 +1,6 @@
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
+import { destroyAwsClients } from '../../lib/aws/clients.js';
 import {
   LOCAL_SCHEDULER_ROLE_ARN,
   type ScheduledStartOutcome,
@@ -7,6 +8,8 @@ import {
 } from '../../lib/engine/index.js';
 import { ScheduleFirer } from '../../lib/local/schedule-firer.js';
 import { LOCAL_START_RUN_ARN, SourceSchedules } from '../../lib/queue/source-schedules.js';
+import { ScheduleFirings } from '../../lib/store/schedule-firings.js';
+import { withDynamoFaults } from '../support/dynamo-faults.js';
 import { fakeRestConfig, putSource, useEngineWithFakes, waitForRun } from '../support/harness.js';
 
 /**
@@ -114,4 +117,29 @@ describe('one run per schedule firing', () => {
       await startScheduledRun(engine.deps, scheduledInput('gone-source', '2026-12-01T12:00:00Z')),
     ).toEqual({ started: false, reason: 'source_not_found' });
   });
+
+  it.each([
+    ['the SDK sent it again and the copy was refused', undefined],
+    ['no send was left to the SDK and the 500 came through', 1],
+  ])(
+    'a firing whose record DynamoDB applied and answered with a 500 is recorded, not a duplicate, when %s',
+    async (_case, maxAttempts) => {
+      const sourceId = await scheduledSource();
+      const faulty = await withDynamoFaults(engine.aws, { seed: 9, lostAnswer: 1, limit: 1 }, maxAttempts);
+      try {
+        const firings = new ScheduleFirings(faulty.clients.doc, engine.aws.names.sourcesTable);
+        const at = Date.parse('2026-12-01T13:00:00Z');
+
+        expect(await firings.record(sourceId, 'src-0', at)).toEqual({
+          outcome: 'recorded',
+          previous: undefined,
+        });
+        expect(faulty.faults.counts.lostAnswers).toBe(1);
+        expect(await firings.record(sourceId, 'src-0', at)).toEqual({ outcome: 'duplicate', last: at });
+      } finally {
+        destroyAwsClients(faulty.clients);
+        faulty.faults.destroy();
+      }
+    },
+  );
 });
