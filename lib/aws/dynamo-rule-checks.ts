@@ -268,8 +268,10 @@ function unicodeViolation(value: unknown, path = ''): RuleViolation | null {
   if (typeof value === 'string') return isWellFormed(value) ? null : notUnicode(path);
   if (value === null || typeof value !== 'object') return null;
   for (const [key, child] of Object.entries(value)) {
-    const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
-    if (!isWellFormed(key)) return notUnicode(`${path === '' ? '' : `${path}.`}${wellFormed(key)}`);
+    // A name is shown with its lone surrogates replaced; a name that changes so held one.
+    const name = wellFormed(key);
+    const at = Array.isArray(value) ? `${path}[${key}]` : path === '' ? name : `${path}.${name}`;
+    if (name !== key) return notUnicode(at);
     const found = unicodeViolation(child, at);
     if (found) return found;
   }

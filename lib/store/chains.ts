@@ -180,9 +180,9 @@ export class ChainStore {
     } catch (error) {
       // DynamoDB may apply a write and lose its answer (a 500, a dropped connection): the SDK's
       // next send then meets the condition the first one moved, or no send is left and the
-      // error comes through. This commit's token on the chain (each call writes its own) says it
-      // was applied: the caller goes on as after any commit (else the message's redelivery would find its page
-      // committed and drop it, and the successor would wait for the reaper).
+      // error comes through. This commit's token on the chain (each call writes its own) says
+      // it was applied: the caller goes on as after any commit (else the message's redelivery
+      // would find its page committed and drop it, and the successor would wait for the reaper).
       if (isAmbiguous(error) && isOwnWrite(await this.readAfter(c.ref, error), c.epoch, token)) return;
       throw error;
     }

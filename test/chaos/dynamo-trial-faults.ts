@@ -4,11 +4,12 @@ import type { DynamoFaultCounts, DynamoFaultPlan, DynamoFaults } from '../../lib
  * The DynamoDB faults every trial plays through the fault layer (lib/aws/dynamo-faults.ts) on the
  * in-process engine's clients: transactions cancelled for a conflict, single-item writes refused
  * with `TransactionConflictException`, single-item writes applied and answered with a 500 (the
- * SDK sends them again), and eventually consistent reads (every index query among
- * them) that lag behind writes. Seeded per trial; the worker process talks to the emulator directly.
+ * SDK sends them again), and eventually consistent reads (every index query among them) that lag
+ * behind writes. Seeded per trial; the worker process talks to the emulator directly.
  *
  * Knobs (chances in [0, 1]): `CHAOS_TRANSACTION_CONFLICTS` (default 0.1), `CHAOS_WRITE_CONFLICTS`
- * (0.02), `CHAOS_LOST_ANSWERS` (0.01), `CHAOS_STALE_READS` (0.5), `CHAOS_STALE_MS` (how far a stale read lags, 1000 ms).
+ * (0.02), `CHAOS_LOST_ANSWERS` (0.01), `CHAOS_STALE_READS` (0.5), `CHAOS_STALE_MS` (how far a
+ * stale read lags, 1000 ms).
  * `CHAOS_DYNAMO_FAULTS=0` switches them off (and the check that they happened).
  */
 export function dynamoFaultPlan(

@@ -215,14 +215,14 @@ describe('a run that is not running', () => {
 });
 
 describe('a chain write DynamoDB applied and answered with a 500', () => {
-  /** The fixture's chains through the fault layer, losing the answer of the next `lost` single-item writes. */
-  async function losingAnswers(lost: number, maxAttempts?: number) {
+  /** The fixture's chains through the fault layer, losing the answer of the next single-item write. */
+  async function losingAnswer(maxAttempts?: number) {
     const faulty = await withDynamoFaults(fx.aws, { seed: 3 }, maxAttempts);
     const lossy = new ChainStore(
       faulty.clients.doc,
       new SyncRunStore(faulty.clients.doc, fx.aws.names.syncRunsTable),
     );
-    faulty.faults.set({ seed: 3, lostAnswer: 1, limit: lost });
+    faulty.faults.set({ seed: 3, lostAnswer: 1, limit: 1 });
     return {
       lossy,
       faults: faulty.faults,
@@ -239,7 +239,7 @@ describe('a chain write DynamoDB applied and answered with a 500', () => {
   ])('is a commit all the same when %s', async (_case, maxAttempts) => {
     const { ref } = await KINDS[1].chainAtPage2();
     await chains.claim(ref, 1, 2, T0 + 20);
-    const { lossy, faults, close } = await losingAnswers(1, maxAttempts);
+    const { lossy, faults, close } = await losingAnswer(maxAttempts);
     try {
       const page = { ref, epoch: 1, page: 2, processed: 10, errors: 0, now: T0 + 21 };
 
@@ -265,7 +265,7 @@ describe('a chain write DynamoDB applied and answered with a 500', () => {
     const idle = { runId: run.runId, partition: 1 };
     await chains.claim(idle, 1, 1, T0 + 3);
     await commit(idle, 1, 'idle');
-    const { lossy, close } = await losingAnswers(1);
+    const { lossy, close } = await losingAnswer();
     try {
       expect(await lossy.armTail(idle, 1, 'v-9', 2, T0 + 20)).toBe(true);
       expect(await lossy.armTail(idle, 1, 'v-9', 2, T0 + 21)).toBe(false);
